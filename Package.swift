@@ -1,0 +1,44 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "ActionLedger",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "ActionLedger", targets: ["ActionLedger"]),
+        .executable(name: "ledger", targets: ["ledger-cli"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        // Debian's liblmdb-dev, found through pkg-config; the shim header pulls in lmdb.h.
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .target(
+            name: "ActionLedger",
+            dependencies: [
+                "CLMDB",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "ledger-cli",
+            dependencies: [
+                "ActionLedger",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "ActionLedgerTests",
+            dependencies: ["ActionLedger", "CLMDB"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

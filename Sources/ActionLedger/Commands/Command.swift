@@ -1,0 +1,76 @@
+/// A request to change the ledger. Each runs in one write transaction: read state, judge
+/// it with the ``Policy``, append events, commit, then report.
+public enum Command: Sendable, Equatable {
+    /// Record a proposal; low-stakes ones may auto-ship at once.
+    case propose(ProposalInput)
+    /// A person's tap from a device. `seenContent`, when given, is the content hash the
+    /// client showed; a stale one is refused.
+    case tap(TapStep, actionId: String, device: String, userVerified: Bool = false, seenContent: Digest? = nil)
+    case dismiss(actionId: String, device: String, reason: String)
+    /// Replace the preview text; voids every earlier tap.
+    case edit(actionId: String, device: String, text: String)
+    /// Snooze out of the Today feed until `until`.
+    case hold(actionId: String, device: String, until: Timestamp)
+    /// Record what happened when an approved or auto-shipped action ran.
+    case recordOutcome(actionId: String, succeeded: Bool, outcome: JSON)
+    /// Mark a pending action whose `expires_at` has passed as expired.
+    case expire(actionId: String)
+    case linkDevice(device: String, person: String, org: String, label: String, platform: Platform)
+    case revokeDevice(device: String, reason: String)
+    /// Put a new policy version in force; its version must be the current one + 1 (or 0 to take the next).
+    case setPolicy(PolicyDocument, org: String)
+
+    /// The action the command concerns, if any.
+    public var actionId: String? {
+        switch self {
+        case .propose(let p): p.actionId
+        case .tap(_, let a, _, _, _), .dismiss(let a, _, _), .edit(let a, _, _), .hold(let a, _, _),
+             .recordOutcome(let a, _, _), .expire(let a): a
+        case .linkDevice, .revokeDevice, .setPolicy: nil
+        }
+    }
+}
+
+/// A command with its context: idempotency key, clock and actor.
+public struct CommandRequest: Sendable, Equatable {
+    public var command: Command
+    /// Replaying a command id returns the original result and appends nothing.
+    public var commandId: String
+    /// The engine clock for this command (system time, or `LEDGER_NOW` in tests and demos).
+    public var now: Timestamp
+    /// Who acts for commands not made by an action's person (device and policy admin).
+    public var actor: String
+
+    public init(_ command: Command, commandId: String? = nil, now: Timestamp, actor: String = "operator") {
+        self.command = command
+        self.commandId = commandId ?? CommandRequest.newCommandId()
+        self.now = now
+        self.actor = actor
+    }
+
+    /// `cmd-` and 128 random bits in hex.
+    public static func newCommandId() -> String {
+        var g = SystemRandomNumberGenerator()
+        let a = g.next() as UInt64, b = g.next() as UInt64
+        func hex(_ v: UInt64) -> String {
+            let s = String(v, radix: 16)
+            return String(repeating: "0", count: 16 - s.count) + s
+        }
+        return "cmd-" + hex(a) + hex(b)
+    }
+}
+
+/// What a command did.
+public struct CommandResult: Sendable, Equatable {
+    public var commandId: String
+    /// The events it appended (on a replay: the ones it appended the first time).
+    public var events: [StoredEvent]
+    /// True when the command id had already run: nothing was appended now.
+    public var replayed: Bool
+    /// The action afterwards, for action commands.
+    public var action: ActionState?
+    /// The next tap the action needs afterwards, if it is still pending.
+    public var nextTap: TapStep?
+    /// A tap already counted on this content: nothing was appended.
+    public var duplicateTap: Bool = false
+}

@@ -1,0 +1,167 @@
+/// Runs one ``CommandRequest`` inside an ``AppendSession``: the only place where state is
+/// read, the policy consulted and events appended.
+enum CommandHandler {
+    static func run(_ request: CommandRequest, in session: AppendSession) throws -> CommandResult {
+        if let problem = FieldReader.identifierProblem(request.commandId) {
+            throw LedgerError(.invalidInput, "command id \(problem)")
+        }
+        let reader = session.reader
+        if let done = try reader.command(request.commandId) {
+            return try replay(request, first: done.first, count: done.count, reader)
+        }
+        var result = try decide(request, session)
+        if !result.events.isEmpty {
+            try session.recordCommand(request.commandId, first: result.events[0].seq, count: result.events.count)
+        }
+        if let id = request.command.actionId {
+            result.action = try reader.actionState(id)
+            result.nextTap = try result.action.flatMap { Policy.nextTap($0, under: try reader.policy()) }
+        }
+        return result
+    }
+
+    private static func replay(_ request: CommandRequest, first: UInt64, count: Int, _ reader: LogReader) throws -> CommandResult {
+        let events = try (first..<first + UInt64(count)).compactMap { try reader.event($0) }
+        if let id = request.command.actionId, let original = events.first?.event.actionId, original != id {
+            throw LedgerError(.invalidInput, "command id \(request.commandId) was already used for action \(original)")
+        }
+        let action = try request.command.actionId.flatMap { try reader.actionState($0) }
+        return CommandResult(commandId: request.commandId, events: events, replayed: true, action: action,
+                             nextTap: try action.flatMap { Policy.nextTap($0, under: try reader.policy()) })
+    }
+
+    private static func decide(_ request: CommandRequest, _ session: AppendSession) throws -> CommandResult {
+        let reader = session.reader
+        let now = request.now
+        var appended: [StoredEvent] = []
+        func append(actor: String, device: String?, org: String, person: String, actionId: String?, _ payload: Payload) throws {
+            appended.append(try session.append(Event(at: now, actor: actor, device: device, commandId: request.commandId,
+                                                     org: org, person: person, actionId: actionId, payload: payload)))
+        }
+        func action(_ id: String) throws -> ActionState {
+            guard let s = try reader.actionState(id) else {
+                throw LedgerError(.unknownAction, "no action \(id)", details: ["action_id": .string(id)])
+            }
+            return s
+        }
+        func onAction(_ s: ActionState, device: String, _ payload: Payload) throws {
+            try append(actor: s.person, device: device, org: s.org, person: s.person, actionId: s.actionId, payload)
+        }
+        var duplicate = false
+
+        switch request.command {
+        case .propose(let input):
+            if try reader.actionState(input.actionId) != nil {
+                throw LedgerError(.duplicateAction, "action \(input.actionId) was already proposed",
+                                  details: ["action_id": .string(input.actionId)])
+            }
+            try append(actor: "specialist:\(input.proposal.specialist.name)", device: nil, org: input.org,
+                       person: input.person, actionId: input.actionId, .proposed(input.proposal))
+            let policy = try reader.policy()
+            let today = try reader.autoShipped(person: input.person, day: now.utcDay)
+            if let rule = Policy.autoShipRule(for: input.proposal, policy: policy, autoShippedToday: today) {
+                try append(actor: Event.systemPolicyActor, device: nil, org: input.org, person: input.person,
+                           actionId: input.actionId,
+                           .autoShipped(AutoShip(contentHash: input.proposal.contentHash, policyVersion: policy.version,
+                                                 rule: rule, confidence: input.proposal.confidence)))
+            }
+
+        case .tap(let step, let id, let deviceId, let userVerified, let seen):
+            let s = try action(id)
+            let policy = try reader.policy()
+            let verdict = try Policy.judgeTap(step, on: s, device: try reader.deviceState(deviceId), deviceId: deviceId,
+                                              seenContent: seen, userVerified: userVerified, policy: policy, now: now)
+            switch verdict {
+            case .duplicate:
+                duplicate = true
+            case .accept(let rule, let stakes):
+                let tap = Tap(contentHash: s.contentHash, policyVersion: policy.version)
+                switch step {
+                case .review: try onAction(s, device: deviceId, .reviewed(tap))
+                case .confirm: try onAction(s, device: deviceId, .confirmed(tap))
+                case .approve:
+                    try onAction(s, device: deviceId, .approved(Approval(contentHash: s.contentHash, policyVersion: policy.version,
+                                                                         rule: rule, stakes: stakes, userVerified: userVerified)))
+                }
+            }
+
+        case .dismiss(let id, let deviceId, let reason):
+            let s = try action(id)
+            try Policy.judgeChange(on: s, device: try reader.deviceState(deviceId), deviceId: deviceId, now: now)
+            try onAction(s, device: deviceId, .dismissed(Dismissal(reason: reason, policyVersion: try reader.policy().version)))
+
+        case .edit(let id, let deviceId, let text):
+            let s = try action(id)
+            try Policy.judgeChange(on: s, device: try reader.deviceState(deviceId), deviceId: deviceId, now: now)
+            guard text.utf8.count <= FieldReader.Limit.text else {
+                throw LedgerError(.invalidInput, "text is \(text.utf8.count) bytes; the limit is \(FieldReader.Limit.text)")
+            }
+            var preview = s.proposal.preview
+            preview.text = text
+            guard preview != s.proposal.preview else {
+                throw LedgerError(.invalidInput, "the edit does not change action \(id)'s preview")
+            }
+            try onAction(s, device: deviceId, .edited(Edit(preview: preview)))
+
+        case .hold(let id, let deviceId, let until):
+            let s = try action(id)
+            try Policy.judgeChange(on: s, device: try reader.deviceState(deviceId), deviceId: deviceId, now: now)
+            guard until > now else { throw LedgerError(.invalidInput, "hold until \(until.iso8601) is not after now (\(now.iso8601))") }
+            try onAction(s, device: deviceId, .held(Hold(until: until)))
+
+        case .recordOutcome(let id, let succeeded, let outcome):
+            let s = try action(id)
+            guard s.status == .approved || s.status == .autoShipped else {
+                throw LedgerError(.notApproved, "action \(id) is \(s.status.rawValue); only approved or auto-shipped actions run")
+            }
+            guard case .object(var o) = outcome else { throw LedgerError(.invalidInput, "outcome must be a JSON object") }
+            if o["device"] == nil { o["device"] = s.decision?.device.map(JSON.string) ?? .null }
+            let text = JSON.object(o).serialized()
+            guard text.utf8.count <= FieldReader.Limit.outcome else {
+                throw LedgerError(.invalidInput, "outcome is \(text.utf8.count) bytes; the limit is \(FieldReader.Limit.outcome)")
+            }
+            let payload: Payload = succeeded ? .executed(Outcome(outcome: text)) : .failed(Outcome(outcome: text))
+            try append(actor: request.actor, device: nil, org: s.org, person: s.person, actionId: id, payload)
+
+        case .expire(let id):
+            let s = try action(id)
+            if let d = s.decision { throw Policy.alreadyDecided(s, d) }
+            guard s.status == .pending, let e = s.proposal.expiresAt, e <= now else {
+                throw LedgerError(.invalidInput, "action \(id) has not expired (expires_at: \(s.proposal.expiresAt?.iso8601 ?? "none"))")
+            }
+            try append(actor: Event.systemPolicyActor, device: nil, org: s.org, person: s.person, actionId: id, .expired)
+
+        case .linkDevice(let deviceId, let person, let org, let label, let platform):
+            for (name, v) in [("device", deviceId), ("person", person), ("org", org)] {
+                if let p = FieldReader.identifierProblem(v) { throw LedgerError(.invalidInput, "\(name) \(p)") }
+            }
+            guard !label.isEmpty, label.utf8.count <= FieldReader.Limit.name else {
+                throw LedgerError(.invalidInput, "label must be 1…\(FieldReader.Limit.name) bytes")
+            }
+            if let existing = try reader.deviceState(deviceId) {
+                throw LedgerError(.duplicateDevice, "device \(deviceId) is already linked to \(existing.person)"
+                    + (existing.isRevoked ? " (revoked; revoked ids are never reused)" : ""))
+            }
+            try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil,
+                       .deviceLinked(DeviceLink(device: deviceId, label: label, platform: platform)))
+
+        case .revokeDevice(let deviceId, let reason):
+            guard let d = try reader.deviceState(deviceId) else {
+                throw LedgerError(.unknownDevice, "device \(deviceId) is not linked", details: ["device": .string(deviceId)])
+            }
+            if let at = d.revokedAt { throw LedgerError(.deviceRevoked, "device \(deviceId) was already revoked at \(at.iso8601)") }
+            try append(actor: request.actor, device: nil, org: d.org, person: d.person, actionId: nil,
+                       .deviceRevoked(DeviceRevocation(device: deviceId, reason: reason)))
+
+        case .setPolicy(var document, let org):
+            let current = try reader.policy()
+            if document.version == 0 { document.version = current.version + 1 }
+            guard document.version == current.version + 1 else {
+                throw LedgerError(.invalidInput, "policy version \(document.version) does not follow the current version "
+                    + "\(current.version): give \(current.version + 1) or omit it")
+            }
+            try append(actor: request.actor, device: nil, org: org, person: request.actor, actionId: nil, .policySet(document))
+        }
+        return CommandResult(commandId: request.commandId, events: appended, replayed: false, duplicateTap: duplicate)
+    }
+}

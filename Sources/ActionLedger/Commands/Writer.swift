@@ -1,0 +1,130 @@
+import Foundation
+
+/// The single writer thread: owns every write transaction of a ``Ledger`` and commits
+/// concurrent callers' commands together (group commit).
+///
+/// Callers block in ``submit(_:atomic:)`` until the transaction holding their commands has
+/// committed durably. Each command runs in a nested transaction, so a refused command is
+/// rolled back alone and the others in its group still commit; an `atomic` job (a batch)
+/// runs all its commands in one nested transaction, all or nothing. Order and
+/// idempotency are exactly as if the commands ran one by one in queue order.
+final class Writer: @unchecked Sendable {
+    // Safe: `pending` and `stopped` are only touched with `condition` locked, and each
+    // Job's fields are written by the writer thread before its semaphore is signalled and
+    // read by the caller only after waiting on it (the semaphore orders the accesses).
+
+    final class Job {
+        let requests: [CommandRequest]
+        let atomic: Bool
+        var results: [Result<CommandResult, LedgerError>] = []
+        var failure: Error?
+        let done = DispatchSemaphore(value: 0)
+
+        init(requests: [CommandRequest], atomic: Bool) {
+            self.requests = requests
+            self.atomic = atomic
+        }
+    }
+
+    private let environment: Environment
+    private let dbs: LogDatabases
+    private let registry: ProjectionRegistry
+    private let condition = NSCondition()
+    private var pending: [Job] = []
+    private var stopped = false
+    /// Most jobs one transaction takes, so one commit never waits on an endless queue.
+    static let maxGroup = 1024
+
+    init(environment: Environment, dbs: LogDatabases, registry: ProjectionRegistry) {
+        self.environment = environment
+        self.dbs = dbs
+        self.registry = registry
+        let thread = Thread { [self] in run() }
+        thread.name = "ActionLedger.writer"
+        thread.start()
+    }
+
+    /// Runs `requests` and returns one result per request once they are durable.
+    /// - throws: a storage error that failed the whole transaction.
+    func submit(_ requests: [CommandRequest], atomic: Bool) throws -> [Result<CommandResult, LedgerError>] {
+        let job = Job(requests: requests, atomic: atomic)
+        condition.lock()
+        guard !stopped else {
+            condition.unlock()
+            throw LedgerError(.storage, "the ledger is closed")
+        }
+        pending.append(job)
+        condition.signal()
+        condition.unlock()
+        job.done.wait()
+        if let failure = job.failure { throw failure }
+        return job.results
+    }
+
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while pending.isEmpty && !stopped { condition.wait() }
+            if pending.isEmpty && stopped {
+                condition.unlock()
+                return
+            }
+            let group = Array(pending.prefix(Writer.maxGroup))
+            pending.removeFirst(group.count)
+            condition.unlock()
+            commit(group)
+        }
+    }
+
+    private func commit(_ group: [Job]) {
+        do {
+            // The closure may run again after the map grows: results are rebuilt each time.
+            let results = try environment.write { txn in
+                let session = try AppendSession(txn: txn, dbs: dbs, registry: registry)
+                let results = try group.map { job in try run(job, session) }
+                try session.finish()
+                return results
+            }
+            for (job, r) in zip(group, results) { job.results = r }
+        } catch {
+            for job in group { job.failure = error }
+        }
+        for job in group { job.done.signal() }
+    }
+
+    private func run(_ job: Job, _ session: AppendSession) throws -> [Result<CommandResult, LedgerError>] {
+        if job.atomic {
+            do {
+                let results = try session.nested {
+                    try job.requests.enumerated().map { i, request in
+                        do {
+                            return try CommandHandler.run(request, in: session)
+                        } catch let e as LedgerError {
+                            // Name the failing item: the whole batch is refused because of it.
+                            var details = e.details
+                            details["index"] = .number(Double(i))
+                            throw LedgerError(e.code, "item \(i + 1): \(e.message)", details: details)
+                        }
+                    }
+                }
+                return results.map { .success($0) }
+            } catch let error as LedgerError {
+                return job.requests.map { _ in .failure(error) }
+            }
+        }
+        return try job.requests.map { request in
+            do {
+                return .success(try session.nested { try CommandHandler.run(request, in: session) })
+            } catch let error as LedgerError {
+                return .failure(error)
+            }
+        }
+    }
+}

@@ -1,0 +1,158 @@
+extension Event {
+    /// The JSON form: envelope fields at the top level, the event's own fields under `data`.
+    /// With `hash`, the chain hash is added as `"hash"` (log, export).
+    public func json(hash: Digest? = nil) -> JSON {
+        var o: JSONObject = [
+            "seq": .number(Double(seq)),
+            "type": .string(type.name),
+            "schema_version": .number(Double(type.schemaVersion)),
+            "at": .string(at.iso8601),
+            "actor": .string(actor),
+            "device": device.map(JSON.string) ?? .null,
+            "command_id": .string(commandId),
+            "org": .string(org),
+            "person": .string(person),
+        ]
+        if let actionId { o["action_id"] = .string(actionId) }
+        o["data"] = payload.json
+        if let hash { o["hash"] = .string(hash.hex) }
+        return .object(o)
+    }
+
+    /// Reads the JSON form back (import, export verification). Strict: every field is
+    /// checked and unknown ones are refused, so an accepted line re-encodes to exactly the
+    /// canonical bytes it was exported from.
+    public init(json: JSON) throws {
+        var r = try FieldReader(json)
+        let seq = try r.integer("seq", in: 1...Int(Int64.max / 2))
+        let typeName = try r.string("type", max: 64)
+        guard let type = EventType(name: typeName) else { throw r.fail("type", "unknown event type \"\(typeName)\"") }
+        let version = try r.integer("schema_version", in: 0...255)
+        guard version == Int(type.schemaVersion) else {
+            throw r.fail("schema_version", "unsupported version \(version) of \(typeName) (this build reads \(type.schemaVersion))")
+        }
+        let at = try r.timestamp("at")
+        let actor = try r.string("actor", max: FieldReader.Limit.id)
+        let device = try r.optionalString("device", max: FieldReader.Limit.id)
+        let commandId = try r.string("command_id", max: FieldReader.Limit.id)
+        let org = try r.string("org", max: FieldReader.Limit.id)
+        let person = try r.string("person", max: FieldReader.Limit.id)
+        let actionId = try r.optionalString("action_id", max: FieldReader.Limit.id)
+        var data = try r.object("data")
+        let payload = try Payload(type: type, data: &data)
+        try data.finish()
+        _ = r.raw("hash")  // checked by the verifier, not part of the event
+        try r.finish()
+        self.init(seq: UInt64(seq), at: at, actor: actor, device: device, commandId: commandId, org: org,
+                  person: person, actionId: actionId, payload: payload)
+    }
+}
+
+extension Payload {
+    /// The `data` object of the JSON form.
+    public var json: JSON {
+        switch self {
+        case .proposed(let p):
+            var o: JSONObject = [
+                "specialist": ["name": .string(p.specialist.name), "agent": .string(p.specialist.agent)],
+                "surface": .string(p.surface), "kind": .string(p.kind),
+                "target": ["type": .string(p.target.type), "id": .string(p.target.id)],
+                "stakes": .string(p.stakes.rawValue), "confidence": .number(p.confidence),
+                "preview": p.preview.json, "rationale": .string(p.rationale),
+            ]
+            if let s = p.scheduledFor { o["scheduled_for"] = .string(s.iso8601) }
+            if let e = p.expiresAt { o["expires_at"] = .string(e.iso8601) }
+            o["content_hash"] = .string(p.contentHash.hex)
+            return .object(o)
+        case .reviewed(let t), .confirmed(let t):
+            return ["content_hash": .string(t.contentHash.hex), "policy_version": .number(Double(t.policyVersion))]
+        case .approved(let a):
+            return ["content_hash": .string(a.contentHash.hex), "policy_version": .number(Double(a.policyVersion)),
+                    "rule": .string(a.rule), "stakes": .string(a.stakes.rawValue), "user_verified": .bool(a.userVerified)]
+        case .autoShipped(let a):
+            return ["content_hash": .string(a.contentHash.hex), "policy_version": .number(Double(a.policyVersion)),
+                    "rule": .string(a.rule), "confidence": .number(a.confidence)]
+        case .dismissed(let d):
+            return ["reason": .string(d.reason), "policy_version": .number(Double(d.policyVersion))]
+        case .held(let h):
+            return ["until": .string(h.until.iso8601)]
+        case .edited(let e):
+            return ["preview": e.preview.json, "content_hash": .string(e.contentHash.hex)]
+        case .executed(let o), .failed(let o):
+            return ["outcome": (try? JSONParser.parse(o.outcome)) ?? .string(o.outcome)]
+        case .expired:
+            return .object(JSONObject())
+        case .deviceLinked(let d):
+            return ["device": .string(d.device), "label": .string(d.label), "platform": .string(d.platform.rawValue)]
+        case .deviceRevoked(let d):
+            return ["device": .string(d.device), "reason": .string(d.reason)]
+        case .policySet(let p):
+            return p.json
+        }
+    }
+
+    init(type: EventType, data r: inout FieldReader) throws {
+        typealias L = FieldReader.Limit
+        switch type {
+        case .actionProposed:
+            var p = try Proposal(fields: &r)
+            p.contentHash = try r.digest("content_hash")
+            self = .proposed(p)
+        case .actionReviewed, .actionConfirmed:
+            let t = Tap(contentHash: try r.digest("content_hash"), policyVersion: try Payload.version(&r))
+            self = type == .actionReviewed ? .reviewed(t) : .confirmed(t)
+        case .actionApproved:
+            self = .approved(Approval(contentHash: try r.digest("content_hash"), policyVersion: try Payload.version(&r),
+                                      rule: try r.string("rule", max: L.name), stakes: try r.stakes("stakes"),
+                                      userVerified: try r.optionalBool("user_verified") ?? false))
+        case .actionAutoShipped:
+            self = .autoShipped(AutoShip(contentHash: try r.digest("content_hash"), policyVersion: try Payload.version(&r),
+                                         rule: try r.string("rule", max: L.name), confidence: try r.number("confidence")))
+        case .actionDismissed:
+            self = .dismissed(Dismissal(reason: try r.string("reason", max: L.rationale, allowEmpty: true),
+                                        policyVersion: try Payload.version(&r)))
+        case .actionHeld:
+            self = .held(Hold(until: try r.timestamp("until")))
+        case .actionEdited:
+            var e = Edit(preview: try Preview(fields: try r.object("preview")))
+            e.contentHash = try r.digest("content_hash")
+            self = .edited(e)
+        case .actionExecuted, .actionFailed:
+            let o = Outcome(outcome: try r.require("outcome").serialized())
+            self = type == .actionExecuted ? .executed(o) : .failed(o)
+        case .actionExpired:
+            self = .expired
+        case .deviceLinked:
+            let device = try r.identifier("device"), label = try r.string("label", max: L.name)
+            let platform = try r.string("platform", max: 16)
+            guard let p = Platform(rawValue: platform) else { throw r.fail("platform", "expected ios, web or cli") }
+            self = .deviceLinked(DeviceLink(device: device, label: label, platform: p))
+        case .deviceRevoked:
+            self = .deviceRevoked(DeviceRevocation(device: try r.identifier("device"),
+                                                   reason: try r.string("reason", max: L.rationale, allowEmpty: true)))
+        case .policySet:
+            self = .policySet(try PolicyDocument(fields: &r, requireVersion: true))
+        }
+    }
+
+    static func version(_ r: inout FieldReader) throws -> UInt32 {
+        UInt32(try r.integer("policy_version", in: 0...Int(UInt32.max)))
+    }
+}
+
+extension Preview {
+    public var json: JSON {
+        var o: JSONObject = ["text": .string(text), "assets": .number(Double(assets))]
+        if let price { o["price"] = .number(price) }
+        return .object(o)
+    }
+
+    init(fields: FieldReader) throws {
+        var r = fields
+        text = try r.string("text", max: FieldReader.Limit.text, allowEmpty: true)
+        assets = r.object["assets"] == nil ? 0 : try r.integer("assets", in: 0...1000)
+        price = try r.optionalNumber("price")
+        if let price, price < 0 || price > 1_000_000 { throw r.fail("price", "must be within 0…1000000") }
+        try r.finish()
+    }
+}

@@ -1,0 +1,251 @@
+/// One recorded fact: the envelope every event shares, and its type-specific payload.
+///
+/// Events are immutable once appended. Their canonical bytes (``EventCodec``) are what the
+/// hash chain covers; their JSON form (``Event/json``) is what the CLI, export and Specs show.
+public struct Event: Sendable, Equatable {
+    /// Dense global sequence number, assigned inside the appending write transaction.
+    public var seq: UInt64
+    /// When the engine recorded it (engine clock, UTC).
+    public var at: Timestamp
+    /// Who acted: a person id, or `system:policy` for automatic decisions.
+    public var actor: String
+    /// The device the person acted from, where one did.
+    public var device: String?
+    /// The command that produced this event (idempotency key).
+    public var commandId: String
+    public var org: String
+    /// The person the event concerns (the action's creator, the device's owner).
+    public var person: String
+    /// The action concerned, for `action.*` events.
+    public var actionId: String?
+    public var payload: Payload
+
+    public init(seq: UInt64 = 0, at: Timestamp, actor: String, device: String? = nil, commandId: String,
+                org: String, person: String, actionId: String? = nil, payload: Payload) {
+        self.seq = seq
+        self.at = at
+        self.actor = actor
+        self.device = device
+        self.commandId = commandId
+        self.org = org
+        self.person = person
+        self.actionId = actionId
+        self.payload = payload
+    }
+
+    /// The actor recorded for decisions the policy takes by itself.
+    public static let systemPolicyActor = "system:policy"
+
+    /// The event's type, e.g. `action.approved`.
+    public var type: EventType { payload.type }
+}
+
+/// Every event type, with its wire code (one byte in the canonical encoding) and
+/// current schema version. Codes are never reused.
+public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    case actionProposed = 1, actionReviewed, actionConfirmed, actionApproved, actionAutoShipped,
+         actionDismissed, actionHeld, actionEdited, actionExecuted, actionFailed, actionExpired
+    case deviceLinked = 20, deviceRevoked
+    case policySet = 30
+
+    /// The dotted name used in JSON and Specs.
+    public var name: String {
+        switch self {
+        case .actionProposed: "action.proposed"
+        case .actionReviewed: "action.reviewed"
+        case .actionConfirmed: "action.confirmed"
+        case .actionApproved: "action.approved"
+        case .actionAutoShipped: "action.auto_shipped"
+        case .actionDismissed: "action.dismissed"
+        case .actionHeld: "action.held"
+        case .actionEdited: "action.edited"
+        case .actionExecuted: "action.executed"
+        case .actionFailed: "action.failed"
+        case .actionExpired: "action.expired"
+        case .deviceLinked: "device.linked"
+        case .deviceRevoked: "device.revoked"
+        case .policySet: "policy.set"
+        }
+    }
+
+    public var description: String { name }
+
+    /// The schema version this build writes; readers refuse any other.
+    public var schemaVersion: UInt8 { 1 }
+
+    public init?(name: String) {
+        guard let t = EventType.allCases.first(where: { $0.name == name }) else { return nil }
+        self = t
+    }
+}
+
+/// The type-specific part of an event.
+public enum Payload: Sendable, Equatable {
+    case proposed(Proposal)
+    case reviewed(Tap)
+    case confirmed(Tap)
+    case approved(Approval)
+    case autoShipped(AutoShip)
+    case dismissed(Dismissal)
+    case held(Hold)
+    case edited(Edit)
+    case executed(Outcome)
+    case failed(Outcome)
+    case expired
+    case deviceLinked(DeviceLink)
+    case deviceRevoked(DeviceRevocation)
+    case policySet(PolicyDocument)
+
+    public var type: EventType {
+        switch self {
+        case .proposed: .actionProposed
+        case .reviewed: .actionReviewed
+        case .confirmed: .actionConfirmed
+        case .approved: .actionApproved
+        case .autoShipped: .actionAutoShipped
+        case .dismissed: .actionDismissed
+        case .held: .actionHeld
+        case .edited: .actionEdited
+        case .executed: .actionExecuted
+        case .failed: .actionFailed
+        case .expired: .actionExpired
+        case .deviceLinked: .deviceLinked
+        case .deviceRevoked: .deviceRevoked
+        case .policySet: .policySet
+        }
+    }
+}
+
+public enum Stakes: String, Sendable, CaseIterable, Comparable {
+    case low, medium, high
+    var rank: Int { self == .low ? 0 : self == .medium ? 1 : 2 }
+    public static func < (a: Stakes, b: Stakes) -> Bool { a.rank < b.rank }
+}
+
+public struct Specialist: Sendable, Equatable {
+    public var name: String
+    public var agent: String
+    public init(name: String, agent: String) { self.name = name; self.agent = agent }
+}
+
+public struct Target: Sendable, Equatable {
+    public var type: String
+    public var id: String
+    public init(type: String, id: String) { self.type = type; self.id = id }
+}
+
+/// What the creator sees and approves. Its ``contentHash`` binds every tap.
+public struct Preview: Sendable, Equatable {
+    public var text: String
+    public var assets: Int
+    public var price: Double?
+    public init(text: String, assets: Int = 0, price: Double? = nil) {
+        self.text = text
+        self.assets = assets
+        self.price = price
+    }
+}
+
+/// `action.proposed`.
+public struct Proposal: Sendable, Equatable {
+    public var specialist: Specialist
+    public var surface: String
+    public var kind: String
+    public var target: Target
+    public var stakes: Stakes
+    public var confidence: Double
+    public var preview: Preview
+    public var rationale: String
+    public var scheduledFor: Timestamp?
+    public var expiresAt: Timestamp?
+    /// SHA-256 of the preview's canonical bytes.
+    public var contentHash: Digest
+
+    public init(specialist: Specialist, surface: String, kind: String, target: Target, stakes: Stakes,
+                confidence: Double, preview: Preview, rationale: String,
+                scheduledFor: Timestamp? = nil, expiresAt: Timestamp? = nil) {
+        self.specialist = specialist
+        self.surface = surface
+        self.kind = kind
+        self.target = target
+        self.stakes = stakes
+        self.confidence = confidence
+        self.preview = preview
+        self.rationale = rationale
+        self.scheduledFor = scheduledFor
+        self.expiresAt = expiresAt
+        contentHash = EventCodec.contentHash(of: preview)
+    }
+}
+
+/// `action.reviewed` / `action.confirmed`: a tap bound to the content it was made on.
+public struct Tap: Sendable, Equatable {
+    public var contentHash: Digest
+    public var policyVersion: UInt32
+    public init(contentHash: Digest, policyVersion: UInt32) {
+        self.contentHash = contentHash
+        self.policyVersion = policyVersion
+    }
+}
+
+/// `action.approved`.
+public struct Approval: Sendable, Equatable {
+    public var contentHash: Digest
+    public var policyVersion: UInt32
+    public var rule: String
+    /// The effective stakes the policy applied (never below the proposer's).
+    public var stakes: Stakes
+    public var userVerified: Bool
+}
+
+/// `action.auto_shipped`.
+public struct AutoShip: Sendable, Equatable {
+    public var contentHash: Digest
+    public var policyVersion: UInt32
+    public var rule: String
+    public var confidence: Double
+}
+
+/// `action.dismissed`.
+public struct Dismissal: Sendable, Equatable {
+    public var reason: String
+    public var policyVersion: UInt32
+}
+
+/// `action.held`: out of the Today feed until `until`.
+public struct Hold: Sendable, Equatable {
+    public var until: Timestamp
+}
+
+/// `action.edited`: a new preview; every earlier tap is void.
+public struct Edit: Sendable, Equatable {
+    public var preview: Preview
+    public var contentHash: Digest
+    public init(preview: Preview) {
+        self.preview = preview
+        contentHash = EventCodec.contentHash(of: preview)
+    }
+}
+
+/// `action.executed` / `action.failed`: what happened when it shipped, as JSON text.
+public struct Outcome: Sendable, Equatable {
+    /// Compact JSON object text; it includes the executing `device`.
+    public var outcome: String
+}
+
+/// `device.linked`.
+public struct DeviceLink: Sendable, Equatable {
+    public var device: String
+    public var label: String
+    public var platform: Platform
+}
+
+public enum Platform: String, Sendable, CaseIterable {
+    case ios, web, cli
+}
+
+/// `device.revoked`.
+public struct DeviceRevocation: Sendable, Equatable {
+    public var device: String
+    public var reason: String
+}

@@ -1,0 +1,150 @@
+extension EventCodec {
+    static func encodePayload(_ payload: Payload, into w: inout BinaryWriter) {
+        switch payload {
+        case .proposed(let p):
+            w.string(p.specialist.name)
+            w.string(p.specialist.agent)
+            w.string(p.surface)
+            w.string(p.kind)
+            w.string(p.target.type)
+            w.string(p.target.id)
+            writeStakes(p.stakes, &w)
+            w.double(p.confidence)
+            writePreview(p.preview, &w)
+            w.string(p.rationale)
+            w.optional(p.scheduledFor) { $0.timestamp($1) }
+            w.optional(p.expiresAt) { $0.timestamp($1) }
+            w.digest(p.contentHash)
+        case .reviewed(let t), .confirmed(let t):
+            w.digest(t.contentHash)
+            w.varint(UInt64(t.policyVersion))
+        case .approved(let a):
+            w.digest(a.contentHash)
+            w.varint(UInt64(a.policyVersion))
+            w.string(a.rule)
+            writeStakes(a.stakes, &w)
+            w.bool(a.userVerified)
+        case .autoShipped(let a):
+            w.digest(a.contentHash)
+            w.varint(UInt64(a.policyVersion))
+            w.string(a.rule)
+            w.double(a.confidence)
+        case .dismissed(let d):
+            w.string(d.reason)
+            w.varint(UInt64(d.policyVersion))
+        case .held(let h):
+            w.timestamp(h.until)
+        case .edited(let e):
+            writePreview(e.preview, &w)
+            w.digest(e.contentHash)
+        case .executed(let o), .failed(let o):
+            w.string(o.outcome)
+        case .expired:
+            break
+        case .deviceLinked(let d):
+            w.string(d.device)
+            w.string(d.label)
+            w.string(d.platform.rawValue)
+        case .deviceRevoked(let d):
+            w.string(d.device)
+            w.string(d.reason)
+        case .policySet(let p):
+            writePolicy(p, &w)
+        }
+    }
+
+    static func decodePayload(_ type: EventType, _ r: inout BinaryReader) throws -> Payload {
+        switch type {
+        case .actionProposed:
+            let specialist = Specialist(name: try r.string(), agent: try r.string())
+            let surface = try r.string(), kind = try r.string()
+            let target = Target(type: try r.string(), id: try r.string())
+            let stakes = try readStakes(&r)
+            let confidence = try r.double()
+            let preview = try readPreview(&r)
+            let rationale = try r.string()
+            var p = Proposal(specialist: specialist, surface: surface, kind: kind, target: target, stakes: stakes,
+                             confidence: confidence, preview: preview, rationale: rationale,
+                             scheduledFor: try r.optional { try $0.timestamp() },
+                             expiresAt: try r.optional { try $0.timestamp() })
+            // The stored hash is kept as recorded: verification, not decoding, judges it.
+            p.contentHash = try r.digest()
+            return .proposed(p)
+        case .actionReviewed, .actionConfirmed:
+            let t = Tap(contentHash: try r.digest(), policyVersion: try readVersion(&r))
+            return type == .actionReviewed ? .reviewed(t) : .confirmed(t)
+        case .actionApproved:
+            return .approved(Approval(contentHash: try r.digest(), policyVersion: try readVersion(&r),
+                                      rule: try r.string(), stakes: try readStakes(&r), userVerified: try r.bool()))
+        case .actionAutoShipped:
+            return .autoShipped(AutoShip(contentHash: try r.digest(), policyVersion: try readVersion(&r),
+                                         rule: try r.string(), confidence: try r.double()))
+        case .actionDismissed:
+            return .dismissed(Dismissal(reason: try r.string(), policyVersion: try readVersion(&r)))
+        case .actionHeld:
+            return .held(Hold(until: try r.timestamp()))
+        case .actionEdited:
+            var e = Edit(preview: try readPreview(&r))
+            e.contentHash = try r.digest()
+            return .edited(e)
+        case .actionExecuted:
+            return .executed(Outcome(outcome: try r.string()))
+        case .actionFailed:
+            return .failed(Outcome(outcome: try r.string()))
+        case .actionExpired:
+            return .expired
+        case .deviceLinked:
+            let device = try r.string(), label = try r.string(), platform = try r.string()
+            guard let p = Platform(rawValue: platform) else { throw r.fail("unknown platform \(platform)") }
+            return .deviceLinked(DeviceLink(device: device, label: label, platform: p))
+        case .deviceRevoked:
+            return .deviceRevoked(DeviceRevocation(device: try r.string(), reason: try r.string()))
+        case .policySet:
+            return .policySet(try readPolicy(&r))
+        }
+    }
+
+    static func readVersion(_ r: inout BinaryReader) throws -> UInt32 {
+        let v = try r.varint()
+        guard v <= UInt64(UInt32.max) else { throw r.fail("policy version out of range") }
+        return UInt32(v)
+    }
+
+    static func writePolicy(_ p: PolicyDocument, _ w: inout BinaryWriter) {
+        w.varint(UInt64(p.version))
+        w.bool(p.autoShip.enabled)
+        w.double(p.autoShip.confidenceFloor)
+        w.varint(UInt64(p.autoShip.dailyCap))
+        w.varint(UInt64(p.userVerification.count))
+        for s in p.userVerification { writeStakes(s, &w) }
+        w.varint(UInt64(p.raise.count))
+        for rule in p.raise {
+            w.optional(rule.kind) { $0.string($1) }
+            w.optional(rule.surface) { $0.string($1) }
+            writeStakes(rule.stakes, &w)
+        }
+    }
+
+    static func readPolicy(_ r: inout BinaryReader) throws -> PolicyDocument {
+        let version = try readVersion(&r)
+        let enabled = try r.bool()
+        let floor = try r.double()
+        let cap = try r.varint()
+        guard cap <= 1_000_000 else { throw r.fail("daily cap out of range") }
+        let uvCount = try r.varint()
+        guard uvCount <= 3 else { throw r.fail("too many user-verification stakes") }
+        var uv: [Stakes] = []
+        for _ in 0..<uvCount { uv.append(try readStakes(&r)) }
+        let raiseCount = try r.varint()
+        guard raiseCount <= 1000 else { throw r.fail("too many raise rules") }
+        var raise: [PolicyDocument.StakesRaise] = []
+        for _ in 0..<raiseCount {
+            raise.append(PolicyDocument.StakesRaise(kind: try r.optional { try $0.string() },
+                                                    surface: try r.optional { try $0.string() },
+                                                    stakes: try readStakes(&r)))
+        }
+        return PolicyDocument(version: version,
+                              autoShip: .init(enabled: enabled, confidenceFloor: floor, dailyCap: Int(cap)),
+                              userVerification: uv, raise: raise)
+    }
+}

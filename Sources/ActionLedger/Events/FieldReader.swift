@@ -1,0 +1,142 @@
+/// Reads a JSON object field by field for input validation: every error names the field
+/// path (`preview.text`), and ``finish()`` refuses fields nobody asked for.
+struct FieldReader {
+    let object: JSONObject
+    let path: String
+    private var used: Set<String> = []
+
+    /// Size limits, in UTF-8 bytes (documented in Specs/events.md).
+    enum Limit {
+        static let id = 128
+        static let name = 256
+        static let text = 16_384
+        static let rationale = 4_096
+        static let outcome = 16_384
+    }
+
+    init(_ json: JSON, path: String = "") throws {
+        guard case .object(let o) = json else {
+            throw LedgerError(.invalidInput, path.isEmpty ? "expected a JSON object" : "field '\(path)': expected an object",
+                              details: ["field": .string(path)])
+        }
+        object = o
+        self.path = path
+    }
+
+    func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    func fail(_ key: String, _ what: String) -> LedgerError {
+        LedgerError(.invalidInput, "field '\(name(key))': \(what)", details: ["field": .string(name(key))])
+    }
+
+    mutating func raw(_ key: String) -> JSON? {
+        used.insert(key)
+        if case .null? = object[key] { return nil }
+        return object[key]
+    }
+
+    mutating func require(_ key: String) throws -> JSON {
+        guard let v = raw(key) else { throw fail(key, "is required") }
+        return v
+    }
+
+    mutating func optionalString(_ key: String, max: Int) throws -> String? {
+        guard let v = raw(key) else { return nil }
+        guard case .string(let s) = v else { throw fail(key, "expected a string") }
+        guard s.utf8.count <= max else { throw fail(key, "is \(s.utf8.count) bytes; the limit is \(max)") }
+        return s
+    }
+
+    mutating func string(_ key: String, max: Int, allowEmpty: Bool = false) throws -> String {
+        guard let s = try optionalString(key, max: max) else { throw fail(key, "is required") }
+        if !allowEmpty, s.isEmpty { throw fail(key, "must not be empty") }
+        return s
+    }
+
+    /// An identifier: 1…128 bytes, no control characters or spaces.
+    mutating func identifier(_ key: String) throws -> String {
+        let s = try string(key, max: Limit.id)
+        if let bad = FieldReader.identifierProblem(s) { throw fail(key, bad) }
+        return s
+    }
+
+    static func identifierProblem(_ s: String) -> String? {
+        if s.isEmpty { return "must not be empty" }
+        if s.utf8.count > Limit.id { return "is longer than \(Limit.id) bytes" }
+        if s.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) {
+            return "must not contain spaces or control characters"
+        }
+        return nil
+    }
+
+    mutating func optionalNumber(_ key: String) throws -> Double? {
+        guard let v = raw(key) else { return nil }
+        guard case .number(let n) = v else { throw fail(key, "expected a number") }
+        return n
+    }
+
+    mutating func number(_ key: String) throws -> Double {
+        guard let n = try optionalNumber(key) else { throw fail(key, "is required") }
+        return n
+    }
+
+    mutating func integer(_ key: String, in range: ClosedRange<Int>) throws -> Int {
+        let n = try number(key)
+        guard n == n.rounded(), n >= Double(range.lowerBound), n <= Double(range.upperBound) else {
+            throw fail(key, "expected a whole number in \(range.lowerBound)…\(range.upperBound)")
+        }
+        return Int(n)
+    }
+
+    mutating func optionalBool(_ key: String) throws -> Bool? {
+        guard let v = raw(key) else { return nil }
+        guard case .bool(let b) = v else { throw fail(key, "expected true or false") }
+        return b
+    }
+
+    mutating func optionalTimestamp(_ key: String) throws -> Timestamp? {
+        guard let s = try optionalString(key, max: 64) else { return nil }
+        guard let t = Timestamp(iso8601: s) else { throw fail(key, "expected an ISO-8601 time, got \"\(s)\"") }
+        return t
+    }
+
+    mutating func timestamp(_ key: String) throws -> Timestamp {
+        guard let t = try optionalTimestamp(key) else { throw fail(key, "is required") }
+        return t
+    }
+
+    mutating func stakes(_ key: String) throws -> Stakes {
+        let s = try string(key, max: 16)
+        guard let v = Stakes(rawValue: s) else { throw fail(key, "expected low, medium or high, got \"\(s)\"") }
+        return v
+    }
+
+    mutating func digest(_ key: String) throws -> Digest {
+        let s = try string(key, max: 64)
+        guard let d = Digest(hex: s) else { throw fail(key, "expected 64 hex digits") }
+        return d
+    }
+
+    mutating func object(_ key: String) throws -> FieldReader {
+        try FieldReader(try require(key), path: name(key))
+    }
+
+    mutating func optionalObject(_ key: String) throws -> FieldReader? {
+        guard let v = raw(key) else { return nil }
+        return try FieldReader(v, path: name(key))
+    }
+
+    mutating func array(_ key: String, max: Int) throws -> [JSON] {
+        guard let v = raw(key) else { return [] }
+        guard case .array(let items) = v else { throw fail(key, "expected an array") }
+        guard items.count <= max else { throw fail(key, "has \(items.count) items; the limit is \(max)") }
+        return items
+    }
+
+    /// Refuses fields that were never read: a typo must not be silently ignored.
+    func finish() throws {
+        if let extra = object.keys.first(where: { !used.contains($0) }) {
+            throw fail(extra, "is not a known field")
+        }
+    }
+}

@@ -1,0 +1,81 @@
+/// An ActionLedger store: the event log, its indexes and inline projections in one LMDB
+/// environment, with a single writer thread that group-commits commands.
+///
+/// ```swift
+/// let ledger = try Ledger(path: "quinn.lmdb")
+/// let result = try ledger.execute(CommandRequest(.tap(.approve, actionId: "a1", device: "iphone"),
+///                                                now: Timestamp(iso8601: "2026-11-22T09:00:00Z")!))
+/// ```
+public final class Ledger: Sendable {
+    /// How to open a ledger.
+    public struct Options: Sendable {
+        /// Open the environment `MDB_RDONLY`: queries only; every command is refused.
+        public var readOnly = false
+        /// Passed to LMDB (map size, opt-in no-sync for benchmark fixtures).
+        public var environment = Environment.Options()
+        /// The projections kept inline; ``ProjectionRegistry/standard`` by default.
+        public var projections: ProjectionRegistry = .standard
+
+        public init(readOnly: Bool = false) { self.readOnly = readOnly }
+    }
+
+    /// The LMDB environment.
+    public let environment: Environment
+    /// The projections maintained inline.
+    public let registry: ProjectionRegistry
+    let dbs: LogDatabases
+    private let writer: Writer?
+
+    /// Opens (creating if needed) the ledger at `path`. A writable open brings lagging
+    /// projections up to the head (a version bump rebuilds that projection).
+    /// - throws: ``LMDBError`` or ``LedgerError``.
+    public init(path: String, options: Options = Options()) throws {
+        var envOptions = options.environment
+        envOptions.readOnly = options.readOnly
+        environment = try Environment(path: path, options: envOptions)
+        registry = options.projections
+        if options.readOnly {
+            guard let opened = try environment.read({ try LogDatabases.open($0) }) else {
+                throw LedgerError(.invalidInput, "\(path) is not an ActionLedger store (it has no event log)")
+            }
+            dbs = opened
+            writer = nil
+        } else {
+            let opened = try environment.write { txn -> LogDatabases in
+                guard let d = try LogDatabases.open(txn) else { throw LedgerError(.storage, "cannot create the log") }
+                return d
+            }
+            dbs = opened
+            try ProjectionMaintenance(environment: environment, dbs: opened, registry: registry).catchUp()
+            writer = Writer(environment: environment, dbs: opened, registry: registry)
+        }
+    }
+
+    deinit { writer?.stop() }
+
+    /// Runs one command and returns once it is durable.
+    /// - throws: ``LedgerError`` when refused (nothing appended), or a storage error.
+    @discardableResult
+    public func execute(_ request: CommandRequest) throws -> CommandResult {
+        try execute(group: [request])[0].get()
+    }
+
+    /// Runs commands one by one in a single transaction (group commit): each gets its
+    /// own result, and a refused one does not affect the others.
+    public func execute(group requests: [CommandRequest]) throws -> [Result<CommandResult, LedgerError>] {
+        guard let writer else { throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused") }
+        return try writer.submit(requests, atomic: false)
+    }
+
+    /// Runs commands as one all-or-nothing batch: either all succeed or none is recorded.
+    /// - throws: the first refusal, its `index` in ``LedgerError/details``.
+    public func execute(batch requests: [CommandRequest]) throws -> [CommandResult] {
+        guard let writer else { throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused") }
+        return try writer.submit(requests, atomic: true).map { try $0.get() }
+    }
+
+    /// Runs `body` with a reader over one consistent snapshot.
+    public func read<T>(_ body: (LogReader) throws -> T) throws -> T {
+        try environment.read { txn in try body(LogReader(txn: txn, dbs: dbs)) }
+    }
+}

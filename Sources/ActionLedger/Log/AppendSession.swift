@@ -1,0 +1,129 @@
+import CLMDB
+
+/// The log's side of one write transaction: assigns seqs, chains hashes, writes the
+/// indexes and applies the inline projections, all in that transaction. Only the
+/// writer creates sessions, so there is one per write transaction.
+final class AppendSession {
+    /// The innermost open transaction: the command's nested one while a command runs.
+    private(set) var txn: Transaction
+    let dbs: LogDatabases
+    let registry: ProjectionRegistry
+    let stores: [ProjectionStore]
+    private(set) var head: LogHead
+
+    var reader: LogReader { LogReader(txn: txn, dbs: dbs) }
+
+    init(txn: Transaction, dbs: LogDatabases, registry: ProjectionRegistry) throws {
+        self.txn = txn
+        self.dbs = dbs
+        self.registry = registry
+        head = try LogReader(txn: txn, dbs: dbs).head()
+        stores = try registry.liveStores(in: txn)
+        for (p, s) in zip(registry.projections, stores) where s.checkpoint != head.seq {
+            throw LedgerError(.projectionStale, "projection \(p.name) is at seq \(s.checkpoint), the log at \(head.seq): "
+                + "run `ledger rebuild --projection \(p.name)`")
+        }
+    }
+
+    /// Runs `body` in a nested transaction: its appends are kept when it returns, and on
+    /// a throw both the LMDB writes and this session's in-memory head and digests rewind.
+    func nested<T>(_ body: () throws -> T) throws -> T {
+        let parent = txn
+        let saved = mark()
+        do {
+            return try parent.nested { child in
+                use(child)
+                defer { use(parent) }
+                return try body()
+            }
+        } catch {
+            rewind(to: saved)
+            throw error
+        }
+    }
+
+    private func use(_ t: Transaction) {
+        txn = t
+        for s in stores { s.txn = t }
+    }
+
+    /// In-memory state to restore when a nested command transaction is discarded.
+    struct Mark {
+        let head: LogHead
+        let projections: [(UInt64, Digest)]
+    }
+
+    private func mark() -> Mark {
+        Mark(head: head, projections: stores.map { ($0.checkpoint, $0.digest) })
+    }
+
+    private func rewind(to mark: Mark) {
+        head = mark.head
+        for (s, m) in zip(stores, mark.projections) {
+            s.checkpoint = m.0
+            s.digest = m.1
+        }
+    }
+
+    /// Appends `event`, giving it the next seq; returns it as stored.
+    @discardableResult
+    func append(_ event: Event) throws -> StoredEvent {
+        var event = event
+        event.seq = head.seq + 1
+        let bytes = EventCodec.encode(event)
+        let hash = bytes.withUnsafeBytes { Digest.sha256(head.hash, $0) }
+        var value = [UInt8]()
+        value.reserveCapacity(32 + bytes.count)
+        hash.withBytes { value.append(contentsOf: $0) }
+        value.append(contentsOf: bytes)
+        // MDB_APPEND: keys only ever grow; MDB_NOOVERWRITE: an existing seq is never replaced.
+        try txn.put(dbs.events, key: Keys.u64(event.seq), value: value, flags: UInt32(MDB_APPEND | MDB_NOOVERWRITE))
+        try index(event)
+        for (p, s) in zip(registry.projections, stores) {
+            try ProjectionRegistry.apply(event, p, s)
+        }
+        head = LogHead(seq: event.seq, hash: hash)
+        return StoredEvent(event: event, hash: hash)
+    }
+
+    private func index(_ event: Event) throws {
+        let empty: [UInt8] = []
+        if let actionId = event.actionId {
+            try txn.put(dbs.actionSeqs, key: Keys.composite(actionId, event.seq), value: empty)
+        }
+        switch event.payload {
+        case .deviceLinked(let d):
+            try txn.put(dbs.deviceSeqs, key: Keys.composite(d.device, event.seq), value: empty)
+        case .deviceRevoked(let d):
+            try txn.put(dbs.deviceSeqs, key: Keys.composite(d.device, event.seq), value: empty)
+        case .policySet:
+            try txn.put(dbs.meta, key: MetaKey.policy, value: Keys.u64(event.seq))
+        case .autoShipped:
+            let key = Keys.composite(event.person, UInt64(bitPattern: event.at.utcDay))
+            let n = try txn.withValue(dbs.autoShipDays, key: key) { Keys.readU64($0) } ?? 0
+            try txn.put(dbs.autoShipDays, key: key, value: Keys.u64(n + 1))
+        default:
+            break
+        }
+    }
+
+    /// Records that `commandId` appended `count` events from `first`.
+    func recordCommand(_ commandId: String, first: UInt64, count: Int) throws {
+        var v = Keys.u64(first)
+        withUnsafeBytes(of: UInt32(count).bigEndian) { v.append(contentsOf: $0) }
+        try txn.put(dbs.commands, key: Array(commandId.utf8), value: v, flags: UInt32(MDB_NOOVERWRITE))
+    }
+
+    /// Writes the head and every projection's checkpoint and digest:
+    /// called once, just before commit, so they land in the same transaction as the events.
+    func finish() throws {
+        var v = Keys.u64(head.seq)
+        head.hash.withBytes { v.append(contentsOf: $0) }
+        try txn.put(dbs.meta, key: MetaKey.head, value: v)
+        for (p, s) in zip(registry.projections, stores) {
+            let generation = try registry.meta(p.name, in: txn)?.generation ?? 0
+            try registry.saveMeta(ProjectionMeta(version: p.version, generation: generation, checkpoint: s.checkpoint,
+                                                 digest: s.digest), p.name, in: txn)
+        }
+    }
+}

@@ -1,0 +1,117 @@
+/// Where an action stands: everything the policy needs to judge the next command.
+/// Folded from the action's events by ``ActionState/apply(_:policy:)``.
+public struct ActionState: Sendable, Equatable {
+    public enum Status: String, Sendable {
+        case pending, approved, autoShipped = "auto_shipped", dismissed, executed, failed, expired
+    }
+
+    /// A counted tap: which step, from which device, when.
+    public struct TapRecord: Sendable, Equatable {
+        public var step: TapStep
+        public var device: String
+        public var at: Timestamp
+        public var seq: UInt64
+    }
+
+    /// The first (and only) decision on the action.
+    public struct DecisionRecord: Sendable, Equatable {
+        public var type: EventType
+        public var actor: String
+        public var device: String?
+        public var at: Timestamp
+        public var seq: UInt64
+        public var policyVersion: UInt32
+        public var rule: String
+    }
+
+    public var actionId: String
+    public var org: String
+    public var person: String
+    public var proposal: Proposal
+    public var proposedAt: Timestamp
+    public var status: Status
+    /// Taps on the current content, in order; an edit empties it.
+    public var taps: [TapRecord]
+    public var heldUntil: Timestamp?
+    public var decision: DecisionRecord?
+    public var edits: Int
+    public var lastSeq: UInt64
+
+    /// The hash of what the creator currently sees (after edits).
+    public var contentHash: Digest { proposal.contentHash }
+
+    init(proposed event: Event, proposal: Proposal) {
+        actionId = event.actionId ?? ""
+        org = event.org
+        person = event.person
+        self.proposal = proposal
+        proposedAt = event.at
+        status = .pending
+        taps = []
+        heldUntil = nil
+        decision = nil
+        edits = 0
+        lastSeq = event.seq
+    }
+
+    /// The state name shown to people at `now`: `held` while a hold is running.
+    public func displayState(now: Timestamp) -> String {
+        if status == .pending, let h = heldUntil, h > now { return "held" }
+        if status == .pending, let e = proposal.expiresAt, e <= now { return "expired" }
+        return status.rawValue
+    }
+
+    /// Applies one of this action's events (other than `action.proposed`).
+    mutating func apply(_ event: Event) {
+        lastSeq = event.seq
+        func decide(_ policyVersion: UInt32, _ rule: String) {
+            decision = DecisionRecord(type: event.type, actor: event.actor, device: event.device, at: event.at,
+                                      seq: event.seq, policyVersion: policyVersion, rule: rule)
+        }
+        switch event.payload {
+        case .reviewed, .confirmed:
+            taps.append(TapRecord(step: event.type == .actionReviewed ? .review : .confirm,
+                                  device: event.device ?? "", at: event.at, seq: event.seq))
+        case .approved(let a):
+            taps.append(TapRecord(step: .approve, device: event.device ?? "", at: event.at, seq: event.seq))
+            status = .approved
+            decide(a.policyVersion, a.rule)
+        case .autoShipped(let a):
+            status = .autoShipped
+            decide(a.policyVersion, a.rule)
+        case .dismissed(let d):
+            status = .dismissed
+            decide(d.policyVersion, "dismiss")
+        case .held(let h):
+            heldUntil = h.until
+        case .edited(let e):
+            proposal.preview = e.preview
+            proposal.contentHash = e.contentHash
+            taps = []
+            edits += 1
+        case .executed: status = .executed
+        case .failed: status = .failed
+        case .expired: status = .expired
+        case .proposed, .deviceLinked, .deviceRevoked, .policySet: break
+        }
+    }
+}
+
+/// A step on the tap path.
+public enum TapStep: String, Sendable, CaseIterable {
+    case review, confirm, approve
+}
+
+/// What the policy knows of a device.
+public struct DeviceState: Sendable, Equatable {
+    public var device: String
+    public var person: String
+    public var org: String
+    public var label: String
+    public var platform: Platform
+    public var linkedAt: Timestamp
+    public var revokedAt: Timestamp?
+    public var lastSeen: Timestamp?
+
+    public var isRevoked: Bool { revokedAt != nil }
+}

@@ -1,0 +1,162 @@
+import CLMDB
+import Foundation
+
+/// An LMDB environment: one memory-mapped file (`MDB_NOSUBDIR`) plus its `-lock` file.
+///
+/// Transactions are closures, as in GRDB: ``write(_:)`` commits when the closure returns
+/// and aborts when it throws; ``read(_:)`` always aborts (readers never commit). The
+/// ``Transaction`` handle is valid only inside the closure.
+///
+/// Several processes may open the same file at once; LMDB's lock file serialises writers
+/// across them. The map grows by itself: a write that hits `MDB_MAP_FULL` is aborted, the
+/// map doubles with no transaction open in this process, and the closure runs again — so a
+/// write closure must be safe to re-run (it only touches the transaction it is given).
+///
+/// Durable by default: every commit is fsync'd. ``Options/unsafeNoSync`` is an explicit,
+/// documented opt-in for throwaway data (benchmark set-up), never used by the CLI.
+public final class Environment: @unchecked Sendable {
+    // Safe to share: MDB_env is thread-safe when opened with MDB_NOTLS (each transaction
+    // belongs to the thread that uses it, not to a TLS slot), and the only mutable Swift
+    // state (the map size) is changed under `resizeLock` held exclusively.
+
+    /// How to open an environment.
+    public struct Options: Sendable {
+        /// Initial map size in bytes; it grows by doubling on `MDB_MAP_FULL`.
+        public var mapSize: Int = 64 << 20
+        /// Named databases the environment can hold (projection generations need several).
+        public var maxDatabases: UInt32 = 128
+        /// Concurrent read transactions across all processes.
+        public var maxReaders: UInt32 = 256
+        /// Open with `MDB_RDONLY`: no write transaction can start, no file is modified.
+        public var readOnly = false
+        /// Opt-in `MDB_NOSYNC`: commits are not fsync'd. Loses recent commits on power
+        /// failure. Only for disposable data such as benchmark fixtures.
+        public var unsafeNoSync = false
+
+        public init() {}
+    }
+
+    let env: OpaquePointer
+    /// The file's path.
+    public let path: String
+    /// Whether the environment was opened read-only.
+    public let isReadOnly: Bool
+    let resizeLock = ResizeLock()
+
+    /// Opens (creating if needed, unless read-only) the environment at `path`.
+    ///
+    /// Clears stale reader slots left by crashed processes (`mdb_reader_check`).
+    /// - throws: ``LMDBError`` when LMDB refuses the file.
+    public init(path: String, options: Options = Options()) throws {
+        var handle: OpaquePointer?
+        try check(mdb_env_create(&handle), "mdb_env_create")
+        guard let handle else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create") }
+        do {
+            try check(mdb_env_set_maxdbs(handle, options.maxDatabases), "mdb_env_set_maxdbs")
+            try check(mdb_env_set_maxreaders(handle, options.maxReaders), "mdb_env_set_maxreaders")
+            if !options.readOnly {
+                // An existing environment keeps the larger of its size and ours.
+                try check(mdb_env_set_mapsize(handle, options.mapSize), "mdb_env_set_mapsize")
+            }
+            var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
+            if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+            if options.unsafeNoSync { flags |= UInt32(MDB_NOSYNC) }
+            try check(mdb_env_open(handle, path, flags, 0o644), "mdb_env_open(\(path))")
+            var dead: Int32 = 0
+            _ = mdb_reader_check(handle, &dead)
+        } catch {
+            mdb_env_close(handle)
+            throw error
+        }
+        env = handle
+        self.path = path
+        isReadOnly = options.readOnly
+    }
+
+    deinit { mdb_env_close(env) }
+
+    /// Runs `body` in a read-only snapshot transaction.
+    ///
+    /// - warning: Do not let the ``Transaction`` or any lent buffer escape the closure.
+    public func read<T>(_ body: (Transaction) throws -> T) throws -> T {
+        try retryingResize {
+            try resizeLock.shared {
+                let txn = try begin(parent: nil, flags: UInt32(MDB_RDONLY))
+                defer { mdb_txn_abort(txn.txn) }
+                return try body(txn)
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction and commits (fsync'd) when it returns.
+    ///
+    /// Never call this across an `await`: LMDB requires a write transaction to begin and
+    /// commit on the same thread, which this synchronous closure guarantees. `body` may
+    /// run more than once (after the map grew), so it must only act on its transaction.
+    /// - throws: whatever `body` throws (the transaction is then aborted), or
+    ///   ``LMDBError`` from LMDB. A failed commit is never followed by an abort.
+    @available(*, noasync, message: "a write transaction must begin and commit on one thread")
+    public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
+        try retryingResize {
+            try resizeLock.shared {
+                let txn = try begin(parent: nil, flags: 0)
+                let result: T
+                do {
+                    result = try body(txn)
+                } catch {
+                    mdb_txn_abort(txn.txn)
+                    throw error
+                }
+                // mdb_txn_commit frees the transaction even when it fails: no abort after.
+                try check(mdb_txn_commit(txn.txn), "mdb_txn_commit")
+                return result
+            }
+        }
+    }
+
+    /// Runs `attempt`; on `MDB_MAP_FULL` doubles the map, on `MDB_MAP_RESIZED` adopts the
+    /// size another process set, each with no transaction open here, then tries again.
+    private func retryingResize<T>(_ attempt: () throws -> T) throws -> T {
+        while true {
+            do {
+                return try attempt()
+            } catch let error as LMDBError where error.code == MDB_MAP_FULL {
+                try resizeLock.exclusive {
+                    var info = MDB_envinfo()
+                    try check(mdb_env_info(env, &info), "mdb_env_info")
+                    try check(mdb_env_set_mapsize(env, info.me_mapsize * 2), "mdb_env_set_mapsize")
+                }
+            } catch let error as LMDBError where error.code == MDB_MAP_RESIZED {
+                try resizeLock.exclusive {
+                    try check(mdb_env_set_mapsize(env, 0), "mdb_env_set_mapsize(0)")
+                }
+            }
+        }
+    }
+
+    func begin(parent: Transaction?, flags: UInt32) throws -> Transaction {
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, parent?.txn, flags, &txn), "mdb_txn_begin")
+        return Transaction(txn: txn!, environment: self, isReadOnly: flags & UInt32(MDB_RDONLY) != 0)
+    }
+
+    /// Current map size in bytes.
+    public var mapSize: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        return info.me_mapsize
+    }
+
+    /// Writes a consistent copy of the environment to `destination` (a new file), while
+    /// writers keep going; with `compact`, free pages are omitted (`MDB_CP_COMPACT`).
+    public func copy(to destination: String, compact: Bool = true) throws {
+        let fd = open(destination, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        guard fd >= 0 else { throw LMDBError(code: errno, operation: "open(\(destination))") }
+        defer { close(fd) }
+        try check(mdb_env_copyfd2(env, fd, compact ? UInt32(MDB_CP_COMPACT) : 0), "mdb_env_copyfd2")
+        try check(fsync(fd) == 0 ? 0 : errno, "fsync(\(destination))")
+    }
+
+    /// Flushes buffers to disk (only matters with ``Options/unsafeNoSync``).
+    public func sync() throws { try check(mdb_env_sync(env, 1), "mdb_env_sync") }
+}

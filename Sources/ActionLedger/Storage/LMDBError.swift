@@ -1,0 +1,34 @@
+import CLMDB
+
+/// An error reported by LMDB, carrying its return code and `mdb_strerror` text.
+///
+/// Modelled on GRDB's `DatabaseError`: a struct holding a code you can match on,
+/// rather than a large enum, so new LMDB codes never break a `switch`.
+public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// LMDB's (or errno's) return code.
+    public let code: Int32
+    /// The LMDB call that failed, e.g. `mdb_put`.
+    public let operation: String
+
+    public init(code: Int32, operation: String) {
+        self.code = code
+        self.operation = operation
+    }
+
+    /// `mdb_strerror(code)`: LMDB's own text, which also covers errno values.
+    public var message: String { String(cString: mdb_strerror(code)) }
+
+    public var description: String { "\(operation): \(message) (\(code))" }
+
+    public static let notFound: Int32 = MDB_NOTFOUND
+    public static let keyExists: Int32 = MDB_KEYEXIST
+    public static let mapFull: Int32 = MDB_MAP_FULL
+    public static let mapResized: Int32 = MDB_MAP_RESIZED
+    public static let readersFull: Int32 = MDB_READERS_FULL
+}
+
+/// Throws an `LMDBError` unless `rc` is `MDB_SUCCESS`.
+@inline(__always)
+func check(_ rc: Int32, _ operation: @autoclosure () -> String) throws(LMDBError) {
+    if rc != MDB_SUCCESS { throw LMDBError(code: rc, operation: operation()) }
+}

@@ -1,0 +1,144 @@
+import CLMDB
+
+/// A named LMDB database (a `MDB_dbi`). Handles stay valid for the environment's life.
+public struct Database: Sendable, Hashable {
+    let dbi: MDB_dbi
+    /// The database's name in the environment.
+    public let name: String
+}
+
+/// An open LMDB transaction, lent to the closure given to ``Environment/read(_:)`` or
+/// ``Environment/write(_:)``. Valid only inside that closure; never share it across
+/// threads or hold it across an `await`.
+public final class Transaction {
+    let txn: OpaquePointer
+    /// The environment this transaction belongs to.
+    public unowned let environment: Environment
+    /// Whether this is a read-only snapshot.
+    public let isReadOnly: Bool
+
+    init(txn: OpaquePointer, environment: Environment, isReadOnly: Bool) {
+        self.txn = txn
+        self.environment = environment
+        self.isReadOnly = isReadOnly
+    }
+
+    /// Opens a named database; in a write transaction, creates it when missing.
+    /// Returns nil when it does not exist and cannot be created here.
+    public func openDatabase(_ name: String, create: Bool = true) throws -> Database? {
+        var dbi: MDB_dbi = 0
+        let flags = (create && !isReadOnly) ? UInt32(MDB_CREATE) : 0
+        let rc = mdb_dbi_open(txn, name, flags, &dbi)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_dbi_open(\(name))")
+        return Database(dbi: dbi, name: name)
+    }
+
+    /// Lends the value stored under `key` to `body`, zero-copy; nil when absent.
+    ///
+    /// - warning: The buffer points into the map and is valid only inside `body`.
+    @inline(__always)
+    public func withValue<R>(
+        _ db: Database, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        let rc = mdb_get(txn, db.dbi, &k, &v)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_get(\(db.name))")
+        return try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
+    /// Lends the value stored under `key` (any byte collection) to `body`; nil when absent.
+    public func withValue<R>(
+        _ db: Database, key: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        try withBytes(key) { k in try withValue(db, key: k, body) }
+    }
+
+    /// Copies out the value stored under `key`; nil when absent.
+    public func get(_ db: Database, key: some Collection<UInt8>) throws -> [UInt8]? {
+        try withBytes(key) { k in try withValue(db, key: k) { Array($0) } }
+    }
+
+    /// Stores `value` under `key`. `flags` are LMDB put flags (`MDB_APPEND`,
+    /// `MDB_NOOVERWRITE`, …); a refused put throws with the LMDB code.
+    public func put(_ db: Database, key: some Collection<UInt8>, value: some Collection<UInt8>, flags: UInt32 = 0) throws {
+        try withBytes(key) { k in
+            try withBytes(value) { v in try put(db, key: k, value: v, flags: flags) }
+        }
+    }
+
+    /// Raw-buffer form of ``put(_:key:value:flags:)``.
+    @inline(__always)
+    public func put(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        try check(mdb_put(txn, db.dbi, &k, &v, flags), "mdb_put(\(db.name))")
+    }
+
+    /// Removes `key`; returns whether it was present. Used by projections only: the
+    /// event log never deletes.
+    @discardableResult
+    public func delete(_ db: Database, key: some Collection<UInt8>) throws -> Bool {
+        try withBytes(key) { k in
+            var kv = MDB_val(mv_size: k.count, mv_data: UnsafeMutableRawPointer(mutating: k.baseAddress))
+            let rc = mdb_del(txn, db.dbi, &kv, nil)
+            if rc == MDB_NOTFOUND { return false }
+            try check(rc, "mdb_del(\(db.name))")
+            return true
+        }
+    }
+
+    /// Empties a database (`mdb_drop`), or deletes it from the environment with `delete`.
+    public func drop(_ db: Database, delete: Bool = false) throws {
+        try check(mdb_drop(txn, db.dbi, delete ? 1 : 0), "mdb_drop(\(db.name))")
+    }
+
+    /// Number of entries in `db`.
+    public func count(_ db: Database) throws -> Int {
+        var stat = MDB_stat()
+        try check(mdb_stat(txn, db.dbi, &stat), "mdb_stat(\(db.name))")
+        return stat.ms_entries
+    }
+
+    /// Runs `body` in a child transaction: its writes are kept when it returns and
+    /// discarded when it throws, leaving this transaction intact. Group commit uses it so
+    /// that a refused command does not fail the others in its batch.
+    public func nested<T>(_ body: (Transaction) throws -> T) throws -> T {
+        let child = try environment.begin(parent: self, flags: 0)
+        let result: T
+        do {
+            result = try body(child)
+        } catch {
+            mdb_txn_abort(child.txn)
+            throw error
+        }
+        try check(mdb_txn_commit(child.txn), "mdb_txn_commit(nested)")
+        return result
+    }
+
+    /// Iterates `db` in key order from `start` (inclusive; from the first key when nil),
+    /// lending each key and value; `body` returns false to stop.
+    public func scan(
+        _ db: Database, from start: [UInt8]? = nil, reverse: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        let cursor = try Cursor(self, db)
+        defer { cursor.close() }
+        var entry = try start.map { try cursor.seek(atLeast: $0, reverse: reverse) }
+            ?? (reverse ? cursor.last() : cursor.first())
+        while let (k, v) = entry {
+            guard try body(k, v) else { return }
+            entry = try reverse ? cursor.previous() : cursor.next()
+        }
+    }
+}
+
+@inline(__always)
+func withBytes<C: Collection<UInt8>, R>(_ bytes: C, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    if let r = try bytes.withContiguousStorageIfAvailable({ try body(UnsafeRawBufferPointer($0)) }) {
+        return r
+    }
+    return try Array(bytes).withUnsafeBytes(body)
+}

@@ -1,0 +1,50 @@
+import Foundation
+@testable import ActionLedger
+
+/// A real LMDB store in a fresh temporary directory, removed at deinit.
+final class TempLedger {
+    let directory: URL
+    let path: String
+    private(set) var ledger: Ledger!
+
+    init(options: Ledger.Options = Ledger.Options()) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("al-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        path = directory.appendingPathComponent("ledger.lmdb").path
+        ledger = try Ledger(path: path, options: options)
+    }
+
+    /// Closes and reopens the store (a restart).
+    func reopen(options: Ledger.Options = Ledger.Options()) throws {
+        ledger = nil
+        ledger = try Ledger(path: path, options: options)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// A fixed clock for tests.
+func at(_ iso: String) -> Timestamp { Timestamp(iso8601: iso)! }
+
+let t0 = at("2026-11-22T09:00:00Z")
+
+func proposal(_ id: String, person: String = "quinn", stakes: Stakes = .medium, confidence: Double = 0.5,
+              kind: String = "publish_post", surface: String = "onlyfans", text: String = "New set tonight",
+              expiresAt: Timestamp? = nil) -> ProposalInput {
+    ProposalInput(actionId: id, org: "quinn-co", person: person,
+                  proposal: Proposal(specialist: Specialist(name: "Sasha", agent: "content-onlyfans"), surface: surface,
+                                     kind: kind, target: Target(type: "account", id: "of:quinn"), stakes: stakes,
+                                     confidence: confidence, preview: Preview(text: text, assets: 3, price: 9.99),
+                                     rationale: "Fans are online now", expiresAt: expiresAt))
+}
+
+extension Ledger {
+    @discardableResult
+    func run(_ command: Command, now: Timestamp = t0, commandId: String? = nil) throws -> CommandResult {
+        try execute(CommandRequest(command, commandId: commandId, now: now))
+    }
+
+    func link(_ device: String, person: String = "quinn", platform: Platform = .ios) throws {
+        try run(.linkDevice(device: device, person: person, org: "quinn-co", label: "\(device) label", platform: platform))
+    }
+}
