@@ -74,6 +74,18 @@ public final class Ledger: Sendable {
         return try writer.submit(requests, atomic: true).map { try $0.get() }
     }
 
+    /// Appends events verbatim in one transaction, all or nothing: restoring an export
+    /// (`ledger import`) or setting up a scenario. Each event's seq must follow the head;
+    /// where a hash is given it must equal the chain hash computed here. Indexes and
+    /// inline projections are updated as for any append.
+    /// - throws: ``LedgerError`` `invalid_input` / `integrity_failure` naming the seq.
+    public func append(verbatim events: [(event: Event, hash: Digest?)]) throws {
+        guard let writer else { throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused") }
+        try writer.perform { session in
+            for (event, hash) in events { try session.appendVerbatim(event, expectedHash: hash) }
+        }
+    }
+
     /// Runs `body` with a reader over one consistent snapshot.
     public func read<T>(_ body: (LogReader) throws -> T) throws -> T {
         try environment.read { txn in try body(LogReader(txn: txn, dbs: dbs)) }

@@ -16,13 +16,16 @@ final class Writer: @unchecked Sendable {
     final class Job {
         let requests: [CommandRequest]
         let atomic: Bool
+        /// Maintenance work (import) that takes a transaction of its own.
+        let exclusive: ((AppendSession) throws -> Void)?
         var results: [Result<CommandResult, LedgerError>] = []
         var failure: Error?
         let done = DispatchSemaphore(value: 0)
 
-        init(requests: [CommandRequest], atomic: Bool) {
+        init(requests: [CommandRequest], atomic: Bool, exclusive: ((AppendSession) throws -> Void)? = nil) {
             self.requests = requests
             self.atomic = atomic
+            self.exclusive = exclusive
         }
     }
 
@@ -61,6 +64,22 @@ final class Writer: @unchecked Sendable {
         return job.results
     }
 
+    /// Runs `body` alone in one write transaction on the writer thread, committing when
+    /// it returns; for maintenance such as import.
+    func perform(_ body: @escaping (AppendSession) throws -> Void) throws {
+        let job = Job(requests: [], atomic: true, exclusive: body)
+        condition.lock()
+        guard !stopped else {
+            condition.unlock()
+            throw LedgerError(.storage, "the ledger is closed")
+        }
+        pending.append(job)
+        condition.signal()
+        condition.unlock()
+        job.done.wait()
+        if let failure = job.failure { throw failure }
+    }
+
     func stop() {
         condition.lock()
         stopped = true
@@ -76,7 +95,13 @@ final class Writer: @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let group = Array(pending.prefix(Writer.maxGroup))
+            // An exclusive job runs alone; commands are grouped up to the first one.
+            let group: [Job]
+            if pending[0].exclusive != nil {
+                group = [pending[0]]
+            } else {
+                group = Array(pending.prefix(Writer.maxGroup).prefix { $0.exclusive == nil })
+            }
             pending.removeFirst(group.count)
             condition.unlock()
             commit(group)
@@ -88,11 +113,16 @@ final class Writer: @unchecked Sendable {
             // The closure may run again after the map grows: results are rebuilt each time.
             let results = try environment.write { txn in
                 let session = try AppendSession(txn: txn, dbs: dbs, registry: registry)
+                if let exclusive = group[0].exclusive {
+                    try exclusive(session)
+                    try session.finish()
+                    return [[Result<CommandResult, LedgerError>]]()
+                }
                 let results = try group.map { job in try run(job, session) }
                 try session.finish()
                 return results
             }
-            for (job, r) in zip(group, results) { job.results = r }
+            for (job, r) in zip(group, results) { job.results = r }  // empty for an exclusive job
         } catch {
             for job in group { job.failure = error }
         }

@@ -70,8 +70,22 @@ final class AppendSession {
     func append(_ event: Event) throws -> StoredEvent {
         var event = event
         event.seq = head.seq + 1
+        return try appendVerbatim(event, expectedHash: nil)
+    }
+
+    /// Appends `event` exactly as given (import, scenario set-up). Its seq must be the
+    /// next one; with `expectedHash`, the chain hash it computes must equal it.
+    @discardableResult
+    func appendVerbatim(_ event: Event, expectedHash: Digest?) throws -> StoredEvent {
+        guard event.seq == head.seq + 1 else {
+            throw LedgerError(.invalidInput, "event seq \(event.seq) does not follow the head \(head.seq)")
+        }
         let bytes = EventCodec.encode(event)
         let hash = bytes.withUnsafeBytes { Digest.sha256(head.hash, $0) }
+        if let expectedHash, expectedHash != hash {
+            throw LedgerError(.integrityFailure, "seq \(event.seq): hash \(expectedHash.hex) does not chain; "
+                + "computed \(hash.hex)", details: ["seq": .number(Double(event.seq))])
+        }
         var value = [UInt8]()
         value.reserveCapacity(32 + bytes.count)
         hash.withBytes { value.append(contentsOf: $0) }
