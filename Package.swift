@@ -37,7 +37,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ActionLedgerTests",
-            dependencies: ["ActionLedger", "CLMDB"],
+            // ledger-cli: process tests run the built `ledger` binary found beside the test bundle.
+            dependencies: ["ActionLedger", "CLMDB", "ledger-cli"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

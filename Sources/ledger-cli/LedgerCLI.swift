@@ -8,6 +8,8 @@ struct LedgerCLI: ParsableCommand {
         discussion: "Every write is one durable LMDB transaction. See Specs/cli.md for every command, its JSON and exit codes.",
         subcommands: [
             // Core (issue 2)
+            Propose.self, Review.self, Confirm.self, Approve.self, Dismiss.self, Edit.self, Hold.self,
+            Execute.self, Expire.self, Devices.self, PolicyCommand.self, Show.self, Log.self, Demo.self,
             // Projections and queries (issue 3)
             // Integrity and operations (issue 4)
         ]

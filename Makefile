@@ -1,0 +1,30 @@
+# README's two commands: `make demo` and `make test`. Both install liblmdb-dev when
+# pkg-config cannot find lmdb (Debian's package, as CI's fresh machine needs).
+SWIFT ?= swift
+DEMO_DB ?= demo.lmdb
+
+.PHONY: deps build demo test bench clean
+
+deps:
+	@pkg-config --exists lmdb || { \
+	  echo "installing liblmdb-dev and lmdb-utils…"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq liblmdb-dev lmdb-utils; }
+	@command -v mdb_stat >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get install -y -qq lmdb-utils || true; }
+
+build: deps
+	$(SWIFT) build
+
+demo: build
+	$$($(SWIFT) build --show-bin-path)/ledger demo --fresh --db $(DEMO_DB)
+	@echo
+	@echo "The ledger is in $(DEMO_DB). Try: $$($(SWIFT) build --show-bin-path)/ledger show of-05 --db $(DEMO_DB)"
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+clean:
+	rm -rf .build $(DEMO_DB) $(DEMO_DB)-lock

@@ -1,0 +1,46 @@
+extension ActionState {
+    /// The action as `ledger show` and command results print it, at `now`.
+    public func json(now: Timestamp, policy: PolicyDocument) -> JSON {
+        var o: JSONObject = [
+            "action_id": .string(actionId), "org": .string(org), "person": .string(person),
+            "state": .string(displayState(now: now)),
+            "next_tap": Policy.nextTap(self, under: policy).map { .string($0.rawValue) } ?? .null,
+            "stakes": .string(proposal.stakes.rawValue),
+            "effective_stakes": .string(Policy.effectiveStakes(of: proposal, under: policy).rawValue),
+            "specialist": ["name": .string(proposal.specialist.name), "agent": .string(proposal.specialist.agent)],
+            "surface": .string(proposal.surface), "kind": .string(proposal.kind),
+            "target": ["type": .string(proposal.target.type), "id": .string(proposal.target.id)],
+            "confidence": .number(proposal.confidence), "preview": proposal.preview.json,
+            "rationale": .string(proposal.rationale), "content_hash": .string(contentHash.hex),
+            "proposed_at": .string(proposedAt.iso8601),
+            "taps": .array(taps.map { t in
+                ["step": .string(t.step.rawValue), "device": .string(t.device), "at": .string(t.at.iso8601),
+                 "seq": .number(Double(t.seq))]
+            }),
+            "edits": .number(Double(edits)),
+        ]
+        if let h = heldUntil { o["held_until"] = .string(h.iso8601) }
+        if let e = proposal.expiresAt { o["expires_at"] = .string(e.iso8601) }
+        if let s = proposal.scheduledFor { o["scheduled_for"] = .string(s.iso8601) }
+        if let d = decision {
+            o["decision"] = [
+                "type": .string(d.type.name), "actor": .string(d.actor), "device": d.device.map(JSON.string) ?? .null,
+                "at": .string(d.at.iso8601), "seq": .number(Double(d.seq)),
+                "policy_version": .number(Double(d.policyVersion)), "rule": .string(d.rule),
+            ]
+        }
+        return .object(o)
+    }
+}
+
+extension CommandResult {
+    /// `{"command_id", "replayed", "duplicate_tap", "events": […], "action": {…}}`.
+    public func json(now: Timestamp, policy: PolicyDocument) -> JSON {
+        var o: JSONObject = [
+            "command_id": .string(commandId), "replayed": .bool(replayed), "duplicate_tap": .bool(duplicateTap),
+            "events": .array(events.map(\.json)),
+        ]
+        if let action { o["action"] = action.json(now: now, policy: policy) }
+        return .object(o)
+    }
+}

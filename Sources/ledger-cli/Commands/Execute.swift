@@ -1,0 +1,33 @@
+import ActionLedger
+import ArgumentParser
+
+struct Execute: LedgerSubcommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Record the outcome of running an approved or auto-shipped action (action.executed / action.failed).")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The action id.")
+    var action: String
+
+    @Flag(help: "Record a failure (action.failed) instead of success.")
+    var failed = false
+
+    @Option(help: "Outcome as a JSON object (the approving device is added as \"device\" unless given).")
+    var outcome = "{}"
+
+    @Option(name: .customLong("command-id"), help: "Idempotency key.")
+    var commandId: String?
+
+    @Option(help: "Who ran it.")
+    var actor = "system:executor"
+
+    func execute() throws {
+        let value = try JSONParser.parse(outcome)
+        let ledger = try global.open(write: true)
+        let now = try global.now()
+        let result = try ledger.execute(CommandRequest(.recordOutcome(actionId: action, succeeded: !failed, outcome: value),
+                                                       commandId: commandId, now: now, actor: actor))
+        try ResultPrinter.print(result, ledger: ledger, now: now, json: global.json)
+    }
+}

@@ -1,0 +1,37 @@
+import ActionLedger
+import ArgumentParser
+
+struct Show: LedgerSubcommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show an action: its state, the next tap it needs, and its whole event trail.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The action id.")
+    var action: String
+
+    @Option(help: "Judge holds and expiry at this ISO-8601 time (default: now).")
+    var now: String?
+
+    func execute() throws {
+        let ledger = try global.open(write: false)
+        let at = try now.map { try Clock.parse($0, option: "--now") } ?? global.now()
+        let (state, events, policy) = try ledger.read { r in (try r.actionState(action), try r.actionEvents(action), try r.policy()) }
+        guard let state else {
+            throw LedgerError(.unknownAction, "no action \(action)", details: ["action_id": .string(action)])
+        }
+        if global.json {
+            Output.json(["action": state.json(now: at, policy: policy), "events": .array(events.map(\.json))])
+            return
+        }
+        let p = state.proposal
+        print("\(state.actionId): \(p.specialist.name) (\(p.specialist.agent)) → \(p.kind) on \(p.surface) for \(state.person)")
+        print("  \"\(p.preview.text)\"")
+        let effective = Policy.effectiveStakes(of: p, under: policy)
+        print("  stakes \(effective.rawValue)\(effective != p.stakes ? " (raised from \(p.stakes.rawValue))" : ""), "
+            + "confidence \(p.confidence), state \(state.displayState(now: at)), "
+            + (Policy.nextTap(state, under: policy).map { "next tap: \($0.rawValue)" } ?? "no tap needed"))
+        print("  trail:")
+        for e in events { print("    " + ResultPrinter.describe(e.event)) }
+    }
+}

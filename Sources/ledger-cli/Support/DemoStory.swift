@@ -1,0 +1,135 @@
+import ActionLedger
+
+/// Plays ``DemoDay`` against a ledger through the same commands the CLI runs, printing
+/// each moment as a person would tell it.
+struct DemoStory {
+    let ledger: Ledger
+    let start: Timestamp
+    let quiet: Bool
+    var summary = JSONObject()
+    private var refusals = 0
+
+    init(ledger: Ledger, start: Timestamp, quiet: Bool) {
+        self.ledger = ledger
+        self.start = start
+        self.quiet = quiet
+    }
+
+    func time(_ minute: Int64) -> Timestamp { start.adding(milliseconds: minute * 60_000) }
+
+    func say(_ text: String) { if !quiet { print(text) } }
+
+    func clock(_ t: Timestamp) -> String { String(t.iso8601.dropFirst(11).prefix(5)) }
+
+    @discardableResult
+    mutating func run(_ command: Command, at minute: Int64, actor: String = "operator") throws -> CommandResult? {
+        do {
+            return try ledger.execute(CommandRequest(command, now: time(minute), actor: actor))
+        } catch let e as LedgerError {
+            refusals += 1
+            say("   ✗ refused [\(e.code.rawValue)]: \(e.message)")
+            return nil
+        }
+    }
+
+    mutating func tap(_ step: TapStep, _ id: String, on device: String, at minute: Int64, verified: Bool = false) throws {
+        guard try run(.tap(step, actionId: id, device: device, userVerified: verified), at: minute) != nil else { return }
+        let label = device == "quinn-iphone" ? "📱 iPhone" : device == "quinn-laptop" ? "💻 laptop" : device
+        say("   \(clock(time(minute))) \(label): \(step.rawValue) \(id)\(verified ? " (Face ID)" : "")")
+    }
+
+    mutating func run() throws {
+        say("☀️  Quinn's day — \(start.iso8601.prefix(10))")
+        say("")
+        try run(.linkDevice(device: "quinn-iphone", person: "quinn", org: "quinn-studio", label: "iPhone 16 · Quinn", platform: .ios), at: 0)
+        try run(.linkDevice(device: "quinn-laptop", person: "quinn", org: "quinn-studio",
+                            label: "Desktop · transquinnftw-MBP", platform: .web), at: 0)
+        try run(.linkDevice(device: "old-ipad", person: "quinn", org: "quinn-studio", label: "iPad (2019)", platform: .ios), at: 0)
+        var policy = PolicyDocument(version: 1)
+        policy.raise = [.init(kind: "send_dm", surface: "x", stakes: .medium)]
+        try run(.setPolicy(policy, org: "quinn-studio"), at: 1)
+        say("🔐 Linked iPhone, laptop and an old iPad; policy v1: auto-ship low stakes at ≥ 0.8 confidence, X DMs raised to medium.")
+        say("")
+
+        say("🤖 Sasha (OnlyFans) and Mia (X) draft through the day:")
+        var autoShipped: [String] = [], waiting: [String] = []
+        for d in DemoDay.drafts {
+            guard let r = try run(.propose(DemoDay.input(d)), at: d.minute, actor: d.specialist.name) else { continue }
+            if r.action?.status == .autoShipped { autoShipped.append(d.id) } else { waiting.append(d.id) }
+        }
+        say("   \(DemoDay.drafts.count) proposals: \(autoShipped.count) low-stakes ones auto-shipped silently, "
+            + "\(waiting.count) wait for Quinn.")
+        say("")
+
+        say("☕ Morning, on the phone and the laptop:")
+        try tap(.review, "of-02", on: "quinn-iphone", at: 40)
+        try tap(.approve, "of-02", on: "quinn-laptop", at: 44)
+        say("   → medium stakes, two taps: reviewed on the phone, approved on the laptop.")
+        try tap(.review, "of-03", on: "quinn-iphone", at: 70)
+        try tap(.confirm, "of-03", on: "quinn-iphone", at: 71)
+        try tap(.approve, "of-03", on: "quinn-laptop", at: 72)
+        try tap(.approve, "of-03", on: "quinn-laptop", at: 73, verified: true)
+        say("   → the $24.99 PPV is high stakes: three taps, and the approval needs Face ID.")
+        say("")
+
+        say("✏️  An edit voids a review:")
+        try tap(.review, "of-05", on: "quinn-iphone", at: 160)
+        if try run(.edit(actionId: "of-05", device: "quinn-laptop", text: "Poll: Friday's live outfit — red, black or surprise?"),
+                   at: 170) != nil {
+            say("   \(clock(time(170))) 💻 laptop: edited the caption of of-05")
+        }
+        try tap(.approve, "of-05", on: "quinn-laptop", at: 171)
+        try tap(.review, "of-05", on: "quinn-laptop", at: 172)
+        try tap(.approve, "of-05", on: "quinn-laptop", at: 173)
+        say("")
+
+        say("🙅 A dismissal, a hold and a lost iPad:")
+        if try run(.dismiss(actionId: "x-07", device: "quinn-iphone", reason: "handle it personally"), at: 200) != nil {
+            say("   \(clock(time(200))) 📱 iPhone: dismissed x-07 (\"handle it personally\")")
+        }
+        if try run(.hold(actionId: "of-10", device: "quinn-iphone", until: time(24 * 60)), at: 210) != nil {
+            say("   \(clock(time(210))) 📱 iPhone: held of-10 until tomorrow")
+        }
+        if try run(.revokeDevice(device: "old-ipad", reason: "left at the studio"), at: 230) != nil {
+            say("   \(clock(time(230))) 🔐 revoked old-ipad (left at the studio)")
+        }
+        try tap(.approve, "x-04", on: "old-ipad", at: 240)
+        say("")
+
+        say("⚡ Phone and laptop race to approve the same reply:")
+        let race = try ledger.execute(group: [
+            CommandRequest(.tap(.approve, actionId: "x-15", device: "quinn-iphone"), now: time(300)),
+            CommandRequest(.tap(.approve, actionId: "x-15", device: "quinn-laptop"), now: time(300)),
+        ])
+        for r in race {
+            switch r {
+            case .success(let ok): say("   ✓ \(ok.action?.decision?.device ?? "?") won: x-15 approved")
+            case .failure(let e): refusals += 1; say("   ✗ refused [\(e.code.rawValue)]: \(e.message)")
+            }
+        }
+        say("")
+
+        say("🚀 Shipping what was approved:")
+        for id in ["of-02", "of-03", "of-05", "x-15"] {
+            try run(.recordOutcome(actionId: id, succeeded: true, outcome: ["post_url": .string("https://example.test/\(id)")]),
+                    at: 320, actor: "system:executor")
+        }
+        try run(.recordOutcome(actionId: autoShipped.first ?? "of-01", succeeded: false, outcome: ["error": "rate limited"]),
+                at: 321, actor: "system:executor")
+        say("   4 executed, 1 failed (rate limited) — every outcome names the device that approved it.")
+        try summarize(autoShipped: autoShipped.count)
+    }
+
+    mutating func summarize(autoShipped: Int) throws {
+        let (head, pending) = try ledger.read { r -> (LogHead, Int) in
+            let ids = DemoDay.drafts.map(\.id)
+            return (try r.head(), try ids.filter { try r.actionState($0)?.status == .pending }.count)
+        }
+        summary = ["proposals": .number(Double(DemoDay.drafts.count)), "auto_shipped": .number(Double(autoShipped)),
+                   "still_pending": .number(Double(pending)), "refusals": .number(Double(refusals)),
+                   "events": .number(Double(head.seq))]
+        say("")
+        say("📒 \(head.seq) events recorded; \(pending) drafts still need Quinn; \(refusals) taps refused by policy.")
+        say("   Chain head \(head.hash.hex.prefix(16))…  Try: ledger show of-05, ledger log --from 1")
+    }
+}

@@ -1,0 +1,42 @@
+import ActionLedger
+
+/// Prints a command's result: the JSON form with `--json`, else one line per event.
+enum ResultPrinter {
+    static func print(_ result: CommandResult, ledger: Ledger, now: Timestamp, json: Bool) throws {
+        let policy = try ledger.read { try $0.policy() }
+        if json {
+            Output.json(result.json(now: now, policy: policy))
+            return
+        }
+        if result.replayed {
+            Swift.print("↺ command \(result.commandId) already ran: nothing appended; its events were:")
+        }
+        if result.duplicateTap {
+            Swift.print("= tap already counted on this content: nothing appended")
+        }
+        for e in result.events { Swift.print(describe(e.event)) }
+        if let a = result.action {
+            let next = Policy.nextTap(a, under: policy).map { "next tap: \($0.rawValue)" } ?? "no tap needed"
+            Swift.print("  \(a.actionId) is \(a.displayState(now: now)); \(next)")
+        }
+    }
+
+    /// `#12 09:14:03 action.approved a1 by quinn on laptop-1 (medium.two_taps, policy v1)`.
+    static func describe(_ e: Event) -> String {
+        var s = "#\(e.seq) \(e.at.iso8601) \(e.type.name)"
+        if let a = e.actionId { s += " \(a)" }
+        s += " by \(e.actor)"
+        if let d = e.device { s += " on \(d)" }
+        switch e.payload {
+        case .approved(let a): s += " (\(a.rule), policy v\(a.policyVersion)\(a.userVerified ? ", user verified" : ""))"
+        case .autoShipped(let a): s += " (\(a.rule), policy v\(a.policyVersion), confidence \(a.confidence))"
+        case .dismissed(let d): s += d.reason.isEmpty ? "" : " (\(d.reason))"
+        case .held(let h): s += " until \(h.until.iso8601)"
+        case .deviceLinked(let d): s += ": \(d.device) \"\(d.label)\" (\(d.platform.rawValue)) for \(e.person)"
+        case .deviceRevoked(let d): s += ": \(d.device)\(d.reason.isEmpty ? "" : " (\(d.reason))")"
+        case .policySet(let p): s += ": version \(p.version)"
+        default: break
+        }
+        return s
+    }
+}
