@@ -1,0 +1,102 @@
+import CLMDB
+import Foundation
+import Testing
+@testable import ActionLedger
+
+@Suite struct EnvironmentTests {
+    func withEnv(_ options: Environment.Options = .init(), _ body: (Environment, String) throws -> Void) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("env-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("t.lmdb").path
+        try body(try Environment(path: path, options: options), path)
+    }
+
+    @Test func writeCommitsAndThrowAborts() throws {
+        try withEnv { env, _ throws in
+            let db = try env.write { try $0.openDatabase("d")! }
+            try env.write { try $0.put(db, key: Array("a".utf8), value: Array("1".utf8)) }
+            struct Boom: Error {}
+            #expect(throws: Boom.self) {
+                try env.write { txn throws in
+                    try txn.put(db, key: Array("b".utf8), value: Array("2".utf8))
+                    throw Boom()
+                }
+            }
+            try env.read { txn throws in
+                #expect(try txn.get(db, key: Array("a".utf8)) == Array("1".utf8))
+                #expect(try txn.get(db, key: Array("b".utf8)) == nil)
+            }
+        }
+    }
+
+    @Test func nestedTransactionRollsBackAlone() throws {
+        try withEnv { env, _ throws in
+            let db = try env.write { try $0.openDatabase("d")! }
+            try env.write { txn throws in
+                try txn.put(db, key: [1], value: [1])
+                struct Refused: Error {}
+                _ = try? txn.nested { child in
+                    try child.put(db, key: [2], value: [2])
+                    throw Refused()
+                }
+                try txn.nested { child in try child.put(db, key: [3], value: [3]) }
+            }
+            try env.read { txn throws in
+                #expect(try txn.get(db, key: [1]) == [1])
+                #expect(try txn.get(db, key: [2]) == nil)
+                #expect(try txn.get(db, key: [3]) == [3])
+            }
+        }
+    }
+
+    @Test func mapGrowsWhenFull() throws {
+        var options = Environment.Options()
+        options.mapSize = 64 << 10
+        try withEnv(options) { env, _ throws in
+            let db = try env.write { try $0.openDatabase("d")! }
+            let before = env.mapSize
+            let value = [UInt8](repeating: 7, count: 4000)
+            for i in 0..<200 {
+                try env.write { try $0.put(db, key: Keys.u64(UInt64(i)), value: value) }
+            }
+            #expect(env.mapSize > before)
+            try env.read { txn throws in
+                #expect(try txn.count(db) == 200)
+                #expect(try txn.get(db, key: Keys.u64(199)) == value)
+            }
+        }
+    }
+
+    @Test func appendRefusesAnOutOfOrderKey() throws {
+        try withEnv { env, _ throws in
+            let db = try env.write { try $0.openDatabase("d")! }
+            try env.write { try $0.put(db, key: Keys.u64(5), value: [1], flags: UInt32(MDB_APPEND)) }
+            #expect {
+                try env.write { try $0.put(db, key: Keys.u64(3), value: [1], flags: UInt32(MDB_APPEND)) }
+            } throws: { ($0 as? LMDBError)?.code == MDB_KEYEXIST }
+        }
+    }
+
+    @Test func errorsCarryLMDBCodeAndText() throws {
+        let error = try #require(throws: LMDBError.self) {
+            try Environment(path: "/nonexistent-dir/x.lmdb")
+        }
+        #expect(error.code == ENOENT)
+        #expect(error.message.contains("No such file"))
+    }
+
+    @Test func scanWalksInKeyOrderBothWays() throws {
+        try withEnv { env, _ throws in
+            let db = try env.write { try $0.openDatabase("d")! }
+            try env.write { txn in for k: UInt64 in [3, 1, 2, 10] { try txn.put(db, key: Keys.u64(k), value: [UInt8(k)]) } }
+            var forward: [UInt64] = [], backward: [UInt64] = []
+            try env.read { txn throws in
+                try txn.scan(db, from: Keys.u64(2)) { k, _ in forward.append(Keys.readU64(k)); return true }
+                try txn.scan(db, from: Keys.u64(4), reverse: true) { k, _ in backward.append(Keys.readU64(k)); return true }
+            }
+            #expect(forward == [2, 3, 10])
+            #expect(backward == [3, 2, 1])
+        }
+    }
+}
