@@ -4,7 +4,7 @@ import Foundation
 /// An LMDB environment: one memory-mapped file (`MDB_NOSUBDIR`) plus its `-lock` file.
 ///
 /// Transactions are closures, as in GRDB: ``write(_:)`` commits when the closure returns
-/// and aborts when it throws; ``read(_:)`` always aborts (readers never commit). The
+/// and aborts when it throws; ``read(_:)`` ends its snapshot when the closure returns. The
 /// ``Transaction`` handle is valid only inside the closure.
 ///
 /// Several processes may open the same file at once; LMDB's lock file serialises writers
@@ -82,8 +82,17 @@ public final class Environment: @unchecked Sendable {
         try retryingResize {
             try resizeLock.shared {
                 let txn = try begin(parent: nil, flags: UInt32(MDB_RDONLY))
-                defer { mdb_txn_abort(txn.txn) }
-                return try body(txn)
+                let result: T
+                do {
+                    result = try body(txn)
+                } catch {
+                    mdb_txn_abort(txn.txn)
+                    throw error
+                }
+                // Committing (not aborting) a read transaction keeps database handles opened
+                // in it valid for later transactions; it writes nothing.
+                try check(mdb_txn_commit(txn.txn), "mdb_txn_commit(read)")
+                return result
             }
         }
     }
