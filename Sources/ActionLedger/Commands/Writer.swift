@@ -35,6 +35,8 @@ final class Writer: @unchecked Sendable {
     private let condition = NSCondition()
     private var pending: [Job] = []
     private var stopped = false
+    /// Signalled when the thread has left its loop, so closing waits for it.
+    private let exited = DispatchSemaphore(value: 0)
     /// Most jobs one transaction takes, so one commit never waits on an endless queue.
     static let maxGroup = 1024
 
@@ -80,11 +82,14 @@ final class Writer: @unchecked Sendable {
         if let failure = job.failure { throw failure }
     }
 
+    /// Lets queued jobs finish, then ends the thread and waits for it: the environment
+    /// may only be closed (or reopened in this process) once no transaction can start.
     func stop() {
         condition.lock()
         stopped = true
         condition.signal()
         condition.unlock()
+        exited.wait()
     }
 
     private func run() {
@@ -93,6 +98,7 @@ final class Writer: @unchecked Sendable {
             while pending.isEmpty && !stopped { condition.wait() }
             if pending.isEmpty && stopped {
                 condition.unlock()
+                exited.signal()
                 return
             }
             // An exclusive job runs alone; commands are grouped up to the first one.
