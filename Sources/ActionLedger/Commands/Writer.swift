@@ -52,24 +52,17 @@ final class Writer: @unchecked Sendable {
     /// Runs `requests` and returns one result per request once they are durable.
     /// - throws: a storage error that failed the whole transaction.
     func submit(_ requests: [CommandRequest], atomic: Bool) throws -> [Result<CommandResult, LedgerError>] {
-        let job = Job(requests: requests, atomic: atomic)
-        condition.lock()
-        guard !stopped else {
-            condition.unlock()
-            throw LedgerError(.storage, "the ledger is closed")
-        }
-        pending.append(job)
-        condition.signal()
-        condition.unlock()
-        job.done.wait()
-        if let failure = job.failure { throw failure }
-        return job.results
+        try wait(for: Job(requests: requests, atomic: atomic)).results
     }
 
     /// Runs `body` alone in one write transaction on the writer thread, committing when
     /// it returns; for maintenance such as import.
     func perform(_ body: @escaping (AppendSession) throws -> Void) throws {
-        let job = Job(requests: [], atomic: true, exclusive: body)
+        _ = try wait(for: Job(requests: [], atomic: true, exclusive: body))
+    }
+
+    /// Queues `job` and blocks until the writer has committed (or failed) it.
+    private func wait(for job: Job) throws -> Job {
         condition.lock()
         guard !stopped else {
             condition.unlock()
@@ -80,6 +73,7 @@ final class Writer: @unchecked Sendable {
         condition.unlock()
         job.done.wait()
         if let failure = job.failure { throw failure }
+        return job
     }
 
     /// Lets queued jobs finish, then ends the thread and waits for it: the environment

@@ -79,22 +79,9 @@ public final class Environment: @unchecked Sendable {
     ///
     /// - warning: Do not let the ``Transaction`` or any lent buffer escape the closure.
     public func read<T>(_ body: (Transaction) throws -> T) throws -> T {
-        try retryingResize {
-            try resizeLock.shared {
-                let txn = try begin(parent: nil, flags: UInt32(MDB_RDONLY))
-                let result: T
-                do {
-                    result = try body(txn)
-                } catch {
-                    mdb_txn_abort(txn.txn)
-                    throw error
-                }
-                // Committing (not aborting) a read transaction keeps database handles opened
-                // in it valid for later transactions; it writes nothing.
-                try check(mdb_txn_commit(txn.txn), "mdb_txn_commit(read)")
-                return result
-            }
-        }
+        // Committing (not aborting) a read transaction keeps database handles opened in
+        // it valid for later transactions; it writes nothing.
+        try retryingResize { try resizeLock.shared { try run(try begin(parent: nil, flags: UInt32(MDB_RDONLY)), body) } }
     }
 
     /// Runs `body` in a write transaction and commits (fsync'd) when it returns.
@@ -106,21 +93,21 @@ public final class Environment: @unchecked Sendable {
     ///   ``LMDBError`` from LMDB. A failed commit is never followed by an abort.
     @available(*, noasync, message: "a write transaction must begin and commit on one thread")
     public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
-        try retryingResize {
-            try resizeLock.shared {
-                let txn = try begin(parent: nil, flags: 0)
-                let result: T
-                do {
-                    result = try body(txn)
-                } catch {
-                    mdb_txn_abort(txn.txn)
-                    throw error
-                }
-                // mdb_txn_commit frees the transaction even when it fails: no abort after.
-                try check(mdb_txn_commit(txn.txn), "mdb_txn_commit")
-                return result
-            }
+        try retryingResize { try resizeLock.shared { try run(try begin(parent: nil, flags: 0), body) } }
+    }
+
+    /// Runs `body` in `txn`: commits when it returns, aborts when it throws. A failed
+    /// commit has already freed the transaction, so it is never followed by an abort.
+    func run<T>(_ txn: Transaction, _ body: (Transaction) throws -> T) throws -> T {
+        let result: T
+        do {
+            result = try body(txn)
+        } catch {
+            mdb_txn_abort(txn.txn)
+            throw error
         }
+        try check(mdb_txn_commit(txn.txn), "mdb_txn_commit")
+        return result
     }
 
     /// Runs `attempt`; on `MDB_MAP_FULL` doubles the map, on `MDB_MAP_RESIZED` adopts the

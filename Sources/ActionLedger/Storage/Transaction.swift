@@ -106,16 +106,7 @@ public final class Transaction {
     /// discarded when it throws, leaving this transaction intact. Group commit uses it so
     /// that a refused command does not fail the others in its batch.
     public func nested<T>(_ body: (Transaction) throws -> T) throws -> T {
-        let child = try environment.begin(parent: self, flags: 0)
-        let result: T
-        do {
-            result = try body(child)
-        } catch {
-            mdb_txn_abort(child.txn)
-            throw error
-        }
-        try check(mdb_txn_commit(child.txn), "mdb_txn_commit(nested)")
-        return result
+        try environment.run(try environment.begin(parent: self, flags: 0), body)
     }
 
     /// Iterates `db` in key order from `start` (inclusive; from the first key when nil),

@@ -23,18 +23,9 @@ struct DevicesLink: LedgerSubcommand {
     @Option(help: "The organisation.")
     var org = "default"
 
-    @Option(help: "Who links it (recorded as the actor).")
-    var actor = "operator"
-
-    @Option(name: .customLong("command-id"), help: "Idempotency key.")
-    var commandId: String?
+    @OptionGroup var who: OperatorOptions
 
     func execute() throws {
-        let ledger = try global.open(write: true)
-        let now = try global.now()
-        let result = try ledger.execute(CommandRequest(
-            .linkDevice(device: device, person: person, org: org, label: label, platform: platform),
-            commandId: commandId, now: now, actor: actor))
-        try ResultPrinter.print(result, ledger: ledger, now: now, json: global.json)
+        try CommandRunner.run(.linkDevice(device: device, person: person, org: org, label: label, platform: platform), commandId: who.commandId, actor: who.actor, global: global)
     }
 }

@@ -13,17 +13,9 @@ struct DevicesRevoke: LedgerSubcommand {
     @Option(help: "Why (recorded).")
     var reason = ""
 
-    @Option(help: "Who revokes it (recorded as the actor).")
-    var actor = "operator"
-
-    @Option(name: .customLong("command-id"), help: "Idempotency key.")
-    var commandId: String?
+    @OptionGroup var who: OperatorOptions
 
     func execute() throws {
-        let ledger = try global.open(write: true)
-        let now = try global.now()
-        let result = try ledger.execute(CommandRequest(.revokeDevice(device: device, reason: reason),
-                                                       commandId: commandId, now: now, actor: actor))
-        try ResultPrinter.print(result, ledger: ledger, now: now, json: global.json)
+        try CommandRunner.run(.revokeDevice(device: device, reason: reason), commandId: who.commandId, actor: who.actor, global: global)
     }
 }

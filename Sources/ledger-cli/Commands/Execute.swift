@@ -19,15 +19,12 @@ struct Execute: LedgerSubcommand {
     @Option(name: .customLong("command-id"), help: "Idempotency key.")
     var commandId: String?
 
-    @Option(help: "Who ran it.")
+    @Option(help: "Who ran it (recorded as the event's actor).")
     var actor = "system:executor"
 
     func execute() throws {
         let value = try JSONParser.parse(outcome)
-        let ledger = try global.open(write: true)
-        let now = try global.now()
-        let result = try ledger.execute(CommandRequest(.recordOutcome(actionId: action, succeeded: !failed, outcome: value),
-                                                       commandId: commandId, now: now, actor: actor))
-        try ResultPrinter.print(result, ledger: ledger, now: now, json: global.json)
+        try CommandRunner.run(.recordOutcome(actionId: action, succeeded: !failed, outcome: value),
+                              commandId: commandId, actor: actor, global: global)
     }
 }

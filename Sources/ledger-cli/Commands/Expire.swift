@@ -14,10 +14,6 @@ struct Expire: LedgerSubcommand {
     var commandId: String?
 
     func execute() throws {
-        let ledger = try global.open(write: true)
-        let now = try global.now()
-        let result = try ledger.execute(CommandRequest(.expire(actionId: action), commandId: commandId, now: now,
-                                                       actor: Event.systemPolicyActor))
-        try ResultPrinter.print(result, ledger: ledger, now: now, json: global.json)
+        try CommandRunner.run(.expire(actionId: action), commandId: commandId, actor: Event.systemPolicyActor, global: global)
     }
 }

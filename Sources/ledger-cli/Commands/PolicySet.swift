@@ -15,17 +15,10 @@ struct PolicySet: LedgerSubcommand {
     @Option(help: "The organisation.")
     var org = "default"
 
-    @Option(help: "Who sets it (recorded as the actor).")
-    var actor = "operator"
-
-    @Option(name: .customLong("command-id"), help: "Idempotency key.")
-    var commandId: String?
+    @OptionGroup var who: OperatorOptions
 
     func execute() throws {
         let document = try PolicyDocument(json: try JSONParser.parse(try Output.read(file)))
-        let ledger = try global.open(write: true)
-        let now = try global.now()
-        let result = try ledger.execute(CommandRequest(.setPolicy(document, org: org), commandId: commandId, now: now, actor: actor))
-        try ResultPrinter.print(result, ledger: ledger, now: now, json: global.json)
+        try CommandRunner.run(.setPolicy(document, org: org), commandId: who.commandId, actor: who.actor, global: global)
     }
 }

@@ -14,10 +14,7 @@ struct ActionOptions: ParsableArguments {
 
     /// Runs `command` on the writer and prints the result.
     func run(_ command: Command, global: GlobalOptions) throws {
-        let ledger = try global.open(write: true)
-        let now = try global.now()
-        let result = try ledger.execute(CommandRequest(command, commandId: commandId, now: now))
-        try ResultPrinter.print(result, ledger: ledger, now: now, json: global.json)
+        try CommandRunner.run(command, commandId: commandId, actor: "person", global: global)
     }
 }
 
