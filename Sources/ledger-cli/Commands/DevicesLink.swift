@@ -26,6 +26,7 @@ struct DevicesLink: LedgerSubcommand {
     @OptionGroup var who: OperatorOptions
 
     func execute() throws {
-        try CommandRunner.run(.linkDevice(device: device, person: person, org: org, label: label, platform: platform), commandId: who.commandId, actor: who.actor, global: global)
+        try CommandRunner.run(.linkDevice(device: device, person: person, org: org, label: label, platform: platform),
+                              commandId: who.commandId, actor: who.actor, global: global)
     }
 }

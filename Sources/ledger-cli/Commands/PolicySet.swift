@@ -19,6 +19,7 @@ struct PolicySet: LedgerSubcommand {
 
     func execute() throws {
         let document = try PolicyDocument(json: try JSONParser.parse(try Output.read(file)))
-        try CommandRunner.run(.setPolicy(document, org: org), commandId: who.commandId, actor: who.actor, global: global)
+        try CommandRunner.run(.setPolicy(document, org: org), commandId: who.commandId, actor: who.actor,
+                              global: global)
     }
 }
