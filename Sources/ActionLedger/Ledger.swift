@@ -82,7 +82,11 @@ public final class Ledger: Sendable {
     public func append(verbatim events: [(event: Event, hash: Digest?)]) throws {
         guard let writer else { throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused") }
         try writer.perform { session in
-            for (event, hash) in events { try session.appendVerbatim(event, expectedHash: hash) }
+            for (event, hash) in events {
+                try session.appendVerbatim(event, expectedHash: hash)
+                // Restored commands stay idempotent: a replayed command id appends nothing.
+                try session.indexVerbatimCommand(event.commandId, seq: event.seq)
+            }
         }
     }
 

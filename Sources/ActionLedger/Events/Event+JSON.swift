@@ -38,6 +38,11 @@ extension Event {
         let org = try r.string("org", max: FieldReader.Limit.id)
         let person = try r.string("person", max: FieldReader.Limit.id)
         let actionId = try r.optionalString("action_id", max: FieldReader.Limit.id)
+        // The per-action index is keyed by it: action events need one, others have none.
+        if typeName.hasPrefix("action.") != (actionId != nil) {
+            throw r.fail("action_id", actionId == nil ? "is required for \(typeName)" : "is not allowed for \(typeName)")
+        }
+        if let actionId, let bad = FieldReader.identifierProblem(actionId) { throw r.fail("action_id", bad) }
         var data = try r.object("data")
         let payload = try Payload(type: type, data: &data)
         try data.finish()

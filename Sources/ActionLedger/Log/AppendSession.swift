@@ -128,6 +128,21 @@ final class AppendSession {
         try txn.put(dbs.commands, key: Array(commandId.utf8), value: v, flags: UInt32(MDB_NOOVERWRITE))
     }
 
+    /// Indexes the command id of an event appended verbatim: a command's events are
+    /// consecutive, so the id either is new or extends the range ending just before `seq`.
+    func indexVerbatimCommand(_ commandId: String, seq: UInt64) throws {
+        guard let (first, count) = try reader.command(commandId) else {
+            return try recordCommand(commandId, first: seq, count: 1)
+        }
+        guard first + UInt64(count) == seq else {
+            throw LedgerError(.invalidInput, "seq \(seq): command id \(commandId) already produced seqs \(first)…"
+                + "\(first + UInt64(count) - 1); one command's events are consecutive", details: ["seq": .number(Double(seq))])
+        }
+        var v = Keys.u64(first)
+        withUnsafeBytes(of: UInt32(count + 1).bigEndian) { v.append(contentsOf: $0) }
+        try txn.put(dbs.commands, key: Array(commandId.utf8), value: v)
+    }
+
     /// Writes the head and every projection's checkpoint and digest:
     /// called once, just before commit, so they land in the same transaction as the events.
     func finish() throws {

@@ -39,7 +39,17 @@ public enum Policy {
     public static func nextTap(_ state: ActionState, under policy: PolicyDocument) -> TapStep? {
         guard state.status == .pending else { return nil }
         let path = tapPath(for: effectiveStakes(of: state.proposal, under: policy))
-        return state.taps.count < path.count ? path[state.taps.count] : .approve
+        let done = progress(state.taps, along: path)
+        return done < path.count ? path[done] : .approve
+    }
+
+    /// How many steps of `path` the counted taps have made, matching them in order. A tap
+    /// of a step the path does not have is passed over: it was counted under an earlier
+    /// policy version that put the action at other stakes.
+    public static func progress(_ taps: [ActionState.TapRecord], along path: [TapStep]) -> Int {
+        var done = 0
+        for tap in taps where done < path.count && tap.step == path[done] { done += 1 }
+        return done
     }
 
     /// The outcome of judging a tap.
@@ -67,7 +77,7 @@ public enum Policy {
         }
         let stakes = effectiveStakes(of: state.proposal, under: policy)
         let path = tapPath(for: stakes)
-        let done = state.taps.count
+        let done = progress(state.taps, along: path)
         guard let position = path.firstIndex(of: step) else {
             throw tapsRequired(state, path[done], "\(stakes.rawValue)-stakes actions take no \(step.rawValue) tap")
         }
