@@ -15,7 +15,7 @@ import Testing
             return
         }
         let name = (try? ScenarioRunner.load(file))?["name"]?.serialized() ?? "?"
-        #expect(problems.isEmpty, "scenario \(file) (\(name)) failed:\n  \(problems.joined(separator: "\n  "))")
+        #expect(problems.count == 0, "scenario \(file) (\(name)) failed:\n  \(problems.joined(separator: "\n  "))")
     }
 
     /// Rule ids and refusal codes every scenario set must cover: the decision rules come
