@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Checks the language-neutral contract in Specs/ offline.
+
+1. Every Specs/schemas/*.schema.json is a valid JSON Schema (draft 2020-12).
+2. Every event of Specs/schemas/examples/events.jsonl (written by the engine; the Swift
+   test EventJSONTests keeps it current) validates against event.schema.json and its
+   type's schema -- and mutated copies that the engine refuses are refused by the schemas too.
+3. The proposal-input and policy examples validate; mutated copies do not.
+4. Every Specs/scenarios/*.json validates against scenario.schema.json.
+
+Needs the Python package `jsonschema` (4.18 or later). Exit status 0 when all hold.
+Usage: python3 Specs/tools/validate.py
+"""
+import copy
+import json
+import pathlib
+import sys
+
+try:
+    import jsonschema
+    from referencing import Registry, Resource
+except ImportError:
+    sys.exit("validate.py needs jsonschema >= 4.18: pip install jsonschema")
+
+SPECS = pathlib.Path(__file__).resolve().parent.parent
+SCHEMAS = SPECS / "schemas"
+BASE = "https://actionledger.dev/schemas/"
+
+failures = []
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def registry():
+    resources = []
+    for path in sorted(SCHEMAS.glob("*.schema.json")):
+        schema = load(path)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        if schema.get("$id") != BASE + path.name:
+            failures.append(f"{path.name}: $id should be {BASE + path.name}")
+        resources.append((BASE + path.name, Resource.from_contents(schema)))
+    return Registry().with_resources(resources)
+
+
+REGISTRY = registry()
+
+
+def validator(name):
+    return jsonschema.Draft202012Validator(load(SCHEMAS / name), registry=REGISTRY,
+                                           format_checker=jsonschema.FormatChecker())
+
+
+def expect_valid(v, instance, what):
+    errors = sorted(v.iter_errors(instance), key=lambda e: list(e.path))
+    if errors:
+        failures.append(f"{what}: {errors[0].message} at {'/'.join(map(str, errors[0].path))}")
+
+
+def expect_invalid(v, instance, what):
+    if v.is_valid(instance):
+        failures.append(f"{what}: accepted, but the engine refuses it")
+
+
+def mutations(event):
+    """Copies of an event the engine's reader refuses (Event(json:))."""
+    def m(f):
+        e = copy.deepcopy(event)
+        f(e)
+        return e
+    yield "unknown top-level field", m(lambda e: e.__setitem__("extra", 1))
+    yield "unknown data field", m(lambda e: e["data"].__setitem__("extra", 1))
+    yield "schema_version 2", m(lambda e: e.__setitem__("schema_version", 2))
+    yield "seq 0", m(lambda e: e.__setitem__("seq", 0))
+    yield "bad time", m(lambda e: e.__setitem__("at", "yesterday"))
+    yield "empty command id", m(lambda e: e.__setitem__("command_id", ""))
+    yield "no data", m(lambda e: e.pop("data"))
+    if event["type"].startswith("action."):
+        yield "action event without action_id", m(lambda e: e.pop("action_id"))
+        yield "action_id with a space", m(lambda e: e.__setitem__("action_id", "a 1"))
+    else:
+        yield "action_id on a non-action event", m(lambda e: e.__setitem__("action_id", "a1"))
+    for key in sorted(event["data"]):
+        if key in ("user_verified", "assets", "price", "scheduled_for", "expires_at", "auto_ship",
+                   "user_verification", "raise"):
+            continue  # optional members
+        yield f"data without {key}", m(lambda e, k=key: e["data"].pop(k))
+    if "stakes" in event["data"]:
+        yield "stakes 'huge'", m(lambda e: e["data"].__setitem__("stakes", "huge"))
+    if "content_hash" in event["data"]:
+        yield "short content hash", m(lambda e: e["data"].__setitem__("content_hash", "abc"))
+    if "confidence" in event["data"] and event["type"] == "action.proposed":
+        yield "confidence 1.5", m(lambda e: e["data"].__setitem__("confidence", 1.5))
+
+
+def check_events():
+    any_event = validator("event.schema.json")
+    lines = (SCHEMAS / "examples" / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    types = set()
+    for n, line in enumerate(lines, 1):
+        event = json.loads(line)
+        types.add(event["type"])
+        own = validator(event["type"] + ".schema.json")
+        expect_valid(own, event, f"events.jsonl line {n} ({event['type']})")
+        expect_valid(any_event, event, f"events.jsonl line {n} against event.schema.json")
+        for what, bad in mutations(event):
+            expect_invalid(any_event, bad, f"events.jsonl line {n} ({event['type']}) with {what}")
+    schema_types = {p.name[: -len(".schema.json")] for p in SCHEMAS.glob("*.*.schema.json")}
+    if types != schema_types:
+        failures.append(f"events.jsonl has types {sorted(types)}, the schemas {sorted(schema_types)}")
+    return len(lines)
+
+
+def check_inputs():
+    proposal = load(SCHEMAS / "examples" / "proposal-input.json")
+    v = validator("proposal-input.schema.json")
+    expect_valid(v, proposal, "proposal-input.json")
+    for key in ("action_id", "stakes", "preview", "rationale", "target"):
+        bad = dict(proposal)
+        bad.pop(key)
+        expect_invalid(v, bad, f"proposal-input.json without {key}")
+    expect_invalid(v, dict(proposal, stakes="urgent"), "proposal-input.json with stakes urgent")
+    expect_invalid(v, dict(proposal, confidence=-0.1), "proposal-input.json with confidence -0.1")
+    expect_invalid(v, dict(proposal, surface="only fans"), "proposal-input.json with a space in surface")
+    expect_invalid(v, dict(proposal, preview={"text": "x", "assets": 1001}), "proposal-input.json with 1001 assets")
+    expect_invalid(v, dict(proposal, extra=True), "proposal-input.json with an unknown field")
+
+    policy = load(SCHEMAS / "examples" / "policy.json")
+    v = validator("policy.schema.json")
+    expect_valid(v, policy, "policy.json")
+    expect_valid(v, {}, "an empty policy document (all defaults)")
+    expect_invalid(v, dict(policy, user_verification=["high", "high"]), "policy.json with repeated stakes")
+    expect_invalid(v, dict(policy, auto_ship={"confidence_floor": 2}), "policy.json with floor 2")
+    expect_invalid(v, dict(policy, **{"raise": [{"kind": "x"}]}), "policy.json with a raise rule without stakes")
+
+
+def check_scenarios():
+    v = validator("scenario.schema.json")
+    files = sorted((SPECS / "scenarios").glob("*.json"))
+    for path in files:
+        expect_valid(v, load(path), f"scenarios/{path.name}")
+    return len(files)
+
+
+events = check_events()
+check_inputs()
+scenarios = check_scenarios()
+if failures:
+    print(f"Specs/tools/validate.py: {len(failures)} problem(s):", file=sys.stderr)
+    for f in failures:
+        print("  " + f, file=sys.stderr)
+    sys.exit(1)
+print(f"Specs: {len(list(SCHEMAS.glob('*.schema.json')))} schemas valid; {events} example events, "
+      f"the proposal and policy examples and {scenarios} scenarios validate; mutated copies are refused.")
