@@ -15,10 +15,13 @@ import Testing
         let l = temp.ledger!
         func at(_ minute: Int) -> Timestamp { t0.adding(milliseconds: Int64(minute) * 60_000) }
         func run(_ c: Command, _ minute: Int, _ id: String) throws { try l.run(c, now: at(minute), commandId: id) }
-        try run(.linkDevice(device: "iphone", person: "quinn", org: "quinn-co", label: "iPhone · Quinn", platform: .ios), 0, "cmd-link-iphone")
-        try run(.linkDevice(device: "laptop", person: "quinn", org: "quinn-co", label: "Desktop · transquinnftw-MBP", platform: .web), 1, "cmd-link-laptop")
+        try run(.linkDevice(device: "iphone", person: "quinn", org: "quinn-co", label: "iPhone · Quinn", platform: .ios),
+                0, "cmd-link-iphone")
+        try run(.linkDevice(device: "laptop", person: "quinn", org: "quinn-co", label: "Desktop · transquinnftw-MBP",
+                            platform: .web), 1, "cmd-link-laptop")
         try run(.setPolicy(PolicyDocument(autoShip: .init(confidenceFloor: 0.85, dailyCap: 40), userVerification: [.high],
-                                          raise: [.init(kind: "send_dm", surface: "x", stakes: .high), .init(surface: "tiktok", stakes: .medium)]),
+                                          raise: [.init(kind: "send_dm", surface: "x", stakes: .high),
+                                                  .init(surface: "tiktok", stakes: .medium)]),
                            org: "quinn-co"), 2, "cmd-policy-1")
         var high = proposal("of-ppv-1", stakes: .high, confidence: 0.74, text: "Full set, 40% off tonight only")
         high.proposal.scheduledFor = at(600)

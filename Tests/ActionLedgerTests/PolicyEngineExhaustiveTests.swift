@@ -60,14 +60,19 @@ import Testing
                 case .success(let r) where r.duplicateTap:
                     got = r.events.isEmpty ? .duplicate : .accepted(rule: "duplicate with events")
                 case .success(let r):
-                    if case .approved(let a)? = r.events.first?.event.payload { got = .accepted(rule: a.rule) } else { got = .accepted(rule: nil) }
+                    if case .approved(let a)? = r.events.first?.event.payload {
+                        got = .accepted(rule: a.rule)
+                    } else {
+                        got = .accepted(rule: nil)
+                    }
                     cases[i].accepted += r.events.map(\.event.type)
                 case .failure(let e):
                     got = .refused(code: e.code.rawValue, nextTap: T.nextTapDetail(e))
                 }
                 if got != expected {
                     let c = cases[i]
-                    mismatches.append("\(c.stakes) \(c.device) verified=\(c.verified) \(c.sequence) tap \(round + 1): expected \(expected), got \(got)")
+                    mismatches.append("\(c.stakes) \(c.device) verified=\(c.verified) \(c.sequence) tap \(round + 1): "
+                        + "expected \(expected), got \(got)")
                 }
             }
         }

@@ -120,7 +120,8 @@ import Testing
             }
         }
         #expect(cases == 3 * 3 * 8 * 4 * 2 * 120)
-        #expect(mismatches.count == 0, "\(mismatches.count) of \(cases) cases differ, e.g.:\n\(mismatches.prefix(10).joined(separator: "\n"))")
+        #expect(mismatches.count == 0,
+                "\(mismatches.count) of \(cases) cases differ, e.g.:\n\(mismatches.prefix(10).joined(separator: "\n"))")
     }
 
     /// Runs one sequence through the pure policy, folding accepted taps into the state as

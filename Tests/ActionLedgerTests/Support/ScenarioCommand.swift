@@ -51,7 +51,9 @@ enum ScenarioCommand {
         case "review", "confirm", "approve":
             var seen: Digest?
             if w["seen_content_hash"] != nil {
-                guard let d = Digest(hex: try string("seen_content_hash")) else { throw ScenarioError("when.seen_content_hash: 64 hex digits") }
+                guard let d = Digest(hex: try string("seen_content_hash")) else {
+                    throw ScenarioError("when.seen_content_hash: expected 64 hex digits")
+                }
                 seen = d
             }
             let verified: Bool = if case .bool(let b)? = w["user_verified"] { b } else { false }
