@@ -25,6 +25,8 @@ demo: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	@python3 -c "import jsonschema" 2>/dev/null || python3 -m pip install -q "jsonschema>=4.18"
+	python3 Specs/tools/validate.py
 
 clean:
 	rm -rf .build $(DEMO_DB) $(DEMO_DB)-lock
