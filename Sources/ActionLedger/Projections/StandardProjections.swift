@@ -1,4 +1,6 @@
 extension ProjectionRegistry {
     /// Every projection the engine keeps inline, in the order they are applied.
-    public static let standard = ProjectionRegistry([])
+    public static let standard = ProjectionRegistry([
+        TodayProjection(), AutoShippedProjection(), AuditProjection(), DevicesProjection(), ActivityProjection(),
+    ])
 }

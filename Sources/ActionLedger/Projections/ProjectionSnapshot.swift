@@ -1,0 +1,77 @@
+/// A consistent, read-only view of the projections at one log head: every query reads
+/// through one, and refuses a projection that is not exactly at that head (stale after a
+/// version bump or an interrupted catch-up) instead of answering from old state.
+///
+/// ```swift
+/// let feed = try ledger.query { try $0.today(TodayQuery(person: "quinn", now: now)) }
+/// ```
+public struct ProjectionSnapshot {
+    /// The transaction the snapshot reads (read or write).
+    public let txn: Transaction
+    /// The log head the projections must be at.
+    public let head: UInt64
+    let registry: ProjectionRegistry
+
+    /// A snapshot over `txn`, e.g. inside `Environment.read`.
+    /// - throws: ``LedgerError`` `invalid_input` when the environment holds no log.
+    public init(_ txn: Transaction, registry: ProjectionRegistry = .standard) throws {
+        guard let dbs = try LogDatabases.open(txn) else {
+            throw LedgerError(.invalidInput, "\(txn.environment.path) is not an ActionLedger store (it has no event log)")
+        }
+        try self.init(txn, dbs: dbs, registry: registry)
+    }
+
+    init(_ txn: Transaction, dbs: LogDatabases, registry: ProjectionRegistry) throws {
+        self.txn = txn
+        self.registry = registry
+        head = try LogReader(txn: txn, dbs: dbs).head().seq
+    }
+
+    /// The named projection's live store, refusing a stale one (`projection_stale`).
+    public func store(_ name: String) throws -> ProjectionStore {
+        try registry.readStore(name, in: txn, head: head)
+    }
+}
+
+extension Ledger {
+    /// Runs `body` over one read snapshot of the projections.
+    public func query<T>(_ body: (ProjectionSnapshot) throws -> T) throws -> T {
+        try environment.read { txn in try body(try ProjectionSnapshot(txn, dbs: dbs, registry: registry)) }
+    }
+}
+
+/// Continuation of a paged listing: the hex of the last key returned (after its id
+/// prefix). Opaque to callers; stable across processes.
+public struct PageToken: Sendable, Equatable, CustomStringConvertible {
+    let bytes: [UInt8]
+
+    init(_ bytes: some Collection<UInt8>) { self.bytes = Array(bytes) }
+
+    /// Parses a token printed by an earlier page.
+    /// - throws: `invalid_input` when it is not one.
+    public init(_ text: String, length: Int) throws {
+        let u = Array(text.utf8)
+        var out: [UInt8] = []
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: c - 0x30
+            case 0x61...0x66: c - 0x61 + 10
+            default: nil
+            }
+        }
+        var i = 0
+        while i + 1 < u.count, let hi = nibble(u[i]), let lo = nibble(u[i + 1]) {
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        guard i == u.count, out.count == length else {
+            throw LedgerError(.invalidInput, "page token \(text) is not one this query printed")
+        }
+        bytes = out
+    }
+
+    public var description: String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,167 @@
+/// The Today feed: every pending action, ordered for its person by effective stakes (high
+/// first) then age. What changes with `now` (expiry, holds) is filtered at query time,
+/// so the fold itself never reads a clock.
+///
+/// Databases:
+/// - `items`: action id → ``TodayProjection/Item`` (pending actions only; removed on a decision or expiry).
+/// - `feed`: person ‖ 0x00 ‖ rank (0 = high) ‖ time(proposed at) ‖ seq → action id.
+/// - `policy`: `policy` → the policy in force, folded from `policy.set` (it decides the
+///   effective stakes, hence the order and the next tap). A new policy re-ranks the feed.
+public struct TodayProjection: Projection {
+    public let name = "today"
+    public let version: UInt32 = 1
+    public let databases = ["items", "feed", "policy"]
+    static let items = 0, feed = 1, policyDB = 2
+    static let policyKey = Array("policy".utf8)
+
+    public init() {}
+
+    /// A pending action as the feed shows it.
+    struct Item: Equatable {
+        var person: String
+        var org: String
+        var proposal: Proposal
+        var proposedAt: Timestamp
+        var seq: UInt64
+        var taps: Int
+        var heldUntil: Timestamp?
+        var edits: Int
+
+        var encoded: [UInt8] {
+            var w = BinaryWriter(capacity: 256)
+            w.string(person)
+            w.string(org)
+            w.timestamp(proposedAt)
+            w.fixed64(seq)
+            w.varint(UInt64(taps))
+            w.optional(heldUntil) { $0.timestamp($1) }
+            w.varint(UInt64(edits))
+            EventCodec.encodePayload(.proposed(proposal), into: &w)
+            return w.bytes
+        }
+
+        init(person: String, org: String, proposal: Proposal, proposedAt: Timestamp, seq: UInt64) {
+            self.person = person
+            self.org = org
+            self.proposal = proposal
+            self.proposedAt = proposedAt
+            self.seq = seq
+            taps = 0
+            heldUntil = nil
+            edits = 0
+        }
+
+        init(decoding b: UnsafeRawBufferPointer) throws {
+            var r = BinaryReader(b)
+            person = try r.string()
+            org = try r.string()
+            proposedAt = try r.timestamp()
+            seq = try r.fixed64()
+            taps = Int(try r.varint())
+            heldUntil = try r.optional { try $0.timestamp() }
+            edits = Int(try r.varint())
+            guard case .proposed(let p) = try EventCodec.decodePayload(.actionProposed, &r) else {
+                throw r.fail("not a proposal")
+            }
+            proposal = p
+        }
+
+        func feedKey(_ stakes: Stakes) -> [UInt8] {
+            var k = KeyBuilder()
+            k.id(person)
+            k.u8(UInt8(2 - stakes.rank))
+            k.time(proposedAt)
+            k.u64(seq)
+            return k.bytes
+        }
+    }
+
+    public func apply(_ event: Event, to store: ProjectionStore) throws {
+        switch event.payload {
+        case .proposed(let p):
+            let id = try actionId(event)
+            if try store.get(Self.items, key: Array(id.utf8)) != nil {
+                throw LedgerError(.duplicateAction, "action \(id) is already in the feed")
+            }
+            let item = Item(person: event.person, org: event.org, proposal: p, proposedAt: event.at, seq: event.seq)
+            try save(id, item, store)
+            try store.put(Self.feed, key: item.feedKey(Policy.effectiveStakes(of: p, under: try policy(store))),
+                          value: Array(id.utf8))
+        case .reviewed, .confirmed:
+            try update(event, store) { $0.taps += 1 }
+        case .held(let h):
+            try update(event, store) { $0.heldUntil = h.until }
+        case .edited(let e):
+            try update(event, store) {
+                $0.proposal.preview = e.preview
+                $0.proposal.contentHash = e.contentHash
+                $0.taps = 0
+                $0.edits += 1
+            }
+        case .approved, .autoShipped, .dismissed, .expired:
+            let id = try actionId(event)
+            let item = try pending(id, event, store)
+            try store.delete(Self.items, key: Array(id.utf8))
+            try store.delete(Self.feed, key: item.feedKey(Policy.effectiveStakes(of: item.proposal, under: try policy(store))))
+        case .policySet(let document):
+            try rerank(under: document, store)
+        case .executed, .failed, .deviceLinked, .deviceRevoked:
+            break  // not pending: nothing in the feed changes
+        }
+    }
+
+    /// The policy the fold holds (the built-in one until the first `policy.set`).
+    static func policy(_ store: ProjectionStore) throws -> PolicyDocument {
+        try store.withValue(policyDB, key: policyKey) { b in
+            var r = BinaryReader(b)
+            return try EventCodec.readPolicy(&r)
+        } ?? .builtIn
+    }
+
+    private func policy(_ store: ProjectionStore) throws -> PolicyDocument { try Self.policy(store) }
+
+    private func actionId(_ event: Event) throws -> String {
+        guard let id = event.actionId else { throw LedgerError(.corruptEvent, "\(event.type.name) without an action id") }
+        return id
+    }
+
+    private func pending(_ id: String, _ event: Event, _ store: ProjectionStore) throws -> Item {
+        guard let item = try store.withValue(Self.items, key: Array(id.utf8), { try Item(decoding: $0) }) else {
+            throw LedgerError(.projectionStale, "\(event.type.name) for action \(id), which is not pending")
+        }
+        return item
+    }
+
+    private func save(_ id: String, _ item: Item, _ store: ProjectionStore) throws {
+        try store.put(Self.items, key: Array(id.utf8), value: item.encoded)
+    }
+
+    /// Changes a pending item; its feed key (stakes, time, seq) never changes here.
+    private func update(_ event: Event, _ store: ProjectionStore, _ change: (inout Item) -> Void) throws {
+        let id = try actionId(event)
+        var item = try pending(id, event, store)
+        change(&item)
+        try save(id, item, store)
+    }
+
+    /// Stores the new policy and moves every item whose effective stakes it changes.
+    private func rerank(under document: PolicyDocument, _ store: ProjectionStore) throws {
+        let old = try policy(store)
+        var w = BinaryWriter(capacity: 64)
+        EventCodec.writePolicy(document, &w)
+        try store.put(Self.policyDB, key: Self.policyKey, value: w.bytes)
+        guard old.raise != document.raise else { return }
+        var moves: [(from: [UInt8], to: [UInt8], id: [UInt8])] = []
+        try store.scan(Self.items) { k, v in
+            let item = try Item(decoding: v)
+            let before = Policy.effectiveStakes(of: item.proposal, under: old)
+            let after = Policy.effectiveStakes(of: item.proposal, under: document)
+            if before != after { moves.append((item.feedKey(before), item.feedKey(after), Array(k))) }
+            return true
+        }
+        for m in moves {
+            try store.delete(Self.feed, key: m.from)
+            try store.put(Self.feed, key: m.to, value: m.id)
+        }
+    }
+}
