@@ -11,6 +11,7 @@ struct LedgerCLI: ParsableCommand {
             Propose.self, Review.self, Confirm.self, Approve.self, Dismiss.self, Edit.self, Hold.self,
             Execute.self, Expire.self, Devices.self, PolicyCommand.self, Show.self, Log.self, Demo.self,
             // Projections and queries (issue 3)
+            Today.self, Audit.self, Activity.self, Rebuild.self, Projections.self,
             // Integrity and operations (issue 4)
         ]
     )

@@ -44,7 +44,7 @@ extension ProjectionSnapshot {
         let store = try store("devices")
         let prefix = person.map { ProjectionKeys.prefix($0) } ?? []
         var out: [DeviceRecord] = []
-        try store.scan(0, from: prefix) { k, v in
+        try store.scan(0, from: prefix.isEmpty ? nil : prefix) { k, v in
             guard ProjectionKeys.has(k, prefix: prefix) else { return false }
             out.append(try DeviceRecord(decoding: v))
             return true

@@ -36,7 +36,9 @@ public struct ProjectionSnapshot {
 extension Ledger {
     /// Runs `body` over one read snapshot of the projections.
     public func query<T>(_ body: (ProjectionSnapshot) throws -> T) throws -> T {
-        try environment.read { txn in try body(try ProjectionSnapshot(txn, dbs: dbs, registry: registry)) }
+        // The log's handles are reopened in the snapshot: in a read-only environment,
+        // handles opened by an earlier (aborted) read transaction are no longer valid.
+        try environment.read { txn in try body(try ProjectionSnapshot(txn, registry: registry)) }
     }
 }
 

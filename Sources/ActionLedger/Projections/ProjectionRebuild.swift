@@ -1,0 +1,251 @@
+import Foundation
+
+/// How a rebuild runs.
+public struct RebuildOptions: Sendable {
+    /// Build into the shadow and compare it with the live projection; never swap.
+    public var verify = false
+    /// Events applied per write transaction: bounds how long appenders wait on the rebuild.
+    public var batchSize = 10_000
+    /// Sleep between batches (tests use it to interrupt a rebuild mid-way).
+    public var pauseMilliseconds = 0
+
+    public init(verify: Bool = false) { self.verify = verify }
+}
+
+/// Where a running rebuild stands, reported after every batch.
+public struct RebuildProgress: Sendable {
+    /// The lowest shadow checkpoint among the projections still building.
+    public var checkpoint: UInt64
+    public var head: UInt64
+    /// Events applied by this run (not counting what an earlier, interrupted run did).
+    public var applied: UInt64
+    public var elapsed: Double
+
+    public var eventsPerSecond: Double { elapsed > 0 ? Double(applied) / elapsed : 0 }
+    /// Seconds left at the current rate; nil before there is a rate.
+    public var eta: Double? { eventsPerSecond > 0 ? Double(head - min(checkpoint, head)) / eventsPerSecond : nil }
+}
+
+/// What a rebuild did to one projection.
+public struct RebuildResult: Sendable {
+    public var projection: String
+    public var version: UInt32
+    /// The generation now live (after a swap), or the shadow's (with verify).
+    public var generation: UInt8
+    public var checkpoint: UInt64
+    public var digest: Digest
+    /// Where this run started: 0 for a fresh build, the shadow checkpoint when it resumed.
+    public var resumedFrom: UInt64
+    /// With verify: the live projection's digest recomputed from its entries, and the
+    /// first entry that differs (nil when equal).
+    public var liveDigest: Digest?
+    public var difference: ProjectionDifference?
+    public var swapped: Bool
+
+    public var json: JSON {
+        var o: JSONObject = ["projection": .string(projection), "version": .number(Double(version)),
+                             "generation": .number(Double(generation)), "checkpoint": .number(Double(checkpoint)),
+                             "digest": .string(digest.hex), "resumed_from": .number(Double(resumedFrom)),
+                             "swapped": .bool(swapped)]
+        if let liveDigest {
+            o["live_digest"] = .string(liveDigest.hex)
+            o["equal"] = .bool(difference == nil)
+            o["difference"] = difference?.json ?? .null
+        }
+        return .object(o)
+    }
+}
+
+extension Ledger {
+    /// Rebuilds `names` (every registered projection when nil) from seq 1 into shadow
+    /// databases while writers keep appending, then swaps each in atomically — or, with
+    /// ``RebuildOptions/verify``, compares it with the live one and discards it.
+    ///
+    /// Bounded write transactions record the shadow's checkpoint and digest under
+    /// `NAME#rebuild`, so a killed rebuild resumes where it stopped when run again. Two
+    /// rebuilds never run at once: an exclusive `flock` on `PATH-rebuild.lock`.
+    /// - throws: `busy` when another rebuild runs, `read_only`, `invalid_input` for an
+    ///   unknown name, `projection_stale` naming the seq a fold cannot apply.
+    public func rebuild(_ names: [String]? = nil, options: RebuildOptions = RebuildOptions(),
+                        progress: (RebuildProgress) -> Void = { _ in }) throws -> [RebuildResult] {
+        guard !environment.isReadOnly else { throw LedgerError(.readOnly, "a rebuild writes; open the ledger writable") }
+        let selected = try names.map { list in
+            try list.map { n in
+                guard let p = registry.projections.first(where: { $0.name == n }) else {
+                    throw LedgerError(.invalidInput, "no projection named \(n) (known: "
+                        + registry.projections.map(\.name).joined(separator: ", ") + ")")
+                }
+                return p
+            }
+        } ?? registry.projections
+        guard options.batchSize > 0 else { throw LedgerError(.invalidInput, "batch size must be positive") }
+        let lock = try RebuildLock(ledgerPath: environment.path)
+        defer { withExtendedLifetime(lock) {} }
+        let build = ShadowBuild(environment: environment, dbs: dbs, registry: registry, projections: selected)
+        return try build.run(options, progress)
+    }
+}
+
+/// The rebuild itself: one pass over the log feeding every selected projection's shadow.
+struct ShadowBuild {
+    let environment: Environment
+    let dbs: LogDatabases
+    let registry: ProjectionRegistry
+    let projections: [any Projection]
+
+    static func shadowGeneration(of live: ProjectionMeta?) -> UInt8 { (live?.generation ?? 0) == 0 ? 1 : 0 }
+
+    func run(_ options: RebuildOptions, _ progress: (RebuildProgress) -> Void) throws -> [RebuildResult] {
+        let resumed = try start()
+        let clock = ContinuousClock.now
+        var applied: UInt64 = 0
+        var results: [String: RebuildResult] = [:]
+        var attempts = 0
+        while results.count < projections.count {
+            let pending = projections.filter { results[$0.name] == nil }
+            attempts += 1
+            // After a few tries at a quiet moment, compare inside the write transaction.
+            let compareInline = options.verify && attempts > 5
+            let step = try environment.write { txn in
+                try batch(pending, txn, options, compareInline: compareInline, resumed: resumed)
+            }
+            applied += step.applied
+            for r in step.finished { results[r.projection] = r }
+            if options.verify, step.caughtUp, results.count < projections.count {
+                for r in try compareAtQuietHead(pending, resumed: resumed) { results[r.projection] = r }
+            }
+            let elapsed = (ContinuousClock.now - clock) / .seconds(1)
+            progress(RebuildProgress(checkpoint: step.checkpoint, head: step.head, applied: applied, elapsed: elapsed))
+            if options.pauseMilliseconds > 0, results.count < projections.count {
+                usleep(useconds_t(options.pauseMilliseconds * 1000))
+            }
+        }
+        if options.verify { try discardShadows() }
+        return projections.compactMap { results[$0.name] }
+    }
+
+    /// Resumes each shadow of the code's version, or starts it empty; returns where each starts.
+    private func start() throws -> [String: UInt64] {
+        try environment.write { txn in
+            var from: [String: UInt64] = [:]
+            for p in projections {
+                let shadow = Self.shadowGeneration(of: try registry.meta(p.name, in: txn))
+                if let r = try registry.meta(p.name, rebuild: true, in: txn), r.version == p.version, r.generation == shadow {
+                    from[p.name] = r.checkpoint
+                    continue
+                }
+                let fresh = ProjectionMeta(version: p.version, generation: shadow, checkpoint: 0, digest: .zero)
+                try empty(p, fresh, txn)
+                try registry.saveMeta(fresh, p.name, rebuild: true, in: txn)
+                from[p.name] = 0
+            }
+            return from
+        }
+    }
+
+    private func empty(_ p: any Projection, _ meta: ProjectionMeta, _ txn: Transaction) throws {
+        guard let store = try registry.store(for: p, meta: meta, in: txn) else { return }
+        for db in store.dbs { try txn.drop(db) }
+    }
+
+    struct Step {
+        var applied: UInt64 = 0
+        var checkpoint: UInt64 = 0
+        var head: UInt64 = 0
+        var caughtUp = false
+        var finished: [RebuildResult] = []
+    }
+
+    /// One bounded write transaction: applies up to a batch of events to every pending
+    /// shadow, then swaps (or, verifying inline, compares) each shadow that reached the head.
+    private func batch(_ pending: [any Projection], _ txn: Transaction, _ options: RebuildOptions,
+                       compareInline: Bool, resumed: [String: UInt64]) throws -> Step {
+        let reader = LogReader(txn: txn, dbs: dbs)
+        var step = Step()
+        step.head = try reader.head().seq
+        var shadows: [(any Projection, ProjectionMeta, ProjectionStore)] = []
+        for p in pending {
+            guard let meta = try registry.meta(p.name, rebuild: true, in: txn), meta.version == p.version else {
+                throw LedgerError(.projectionStale, "the rebuild record of \(p.name) vanished: another process reset it")
+            }
+            guard let store = try registry.store(for: p, meta: meta, in: txn) else { continue }
+            shadows.append((p, meta, store))
+        }
+        let low = shadows.map(\.2.checkpoint).min() ?? step.head
+        if low < step.head {
+            var seen = 0
+            try reader.forEach(from: low + 1) { stored in
+                for (p, _, store) in shadows where store.checkpoint + 1 == stored.seq {
+                    try ProjectionRegistry.apply(stored.event, p, store)
+                }
+                seen += 1
+                return seen < options.batchSize
+            }
+            step.applied = UInt64(seen)
+        }
+        step.checkpoint = shadows.map(\.2.checkpoint).min() ?? step.head
+        step.caughtUp = step.checkpoint == step.head
+        for (p, meta, store) in shadows {
+            var updated = meta
+            updated.checkpoint = store.checkpoint
+            updated.digest = store.digest
+            guard store.checkpoint == step.head else {
+                try registry.saveMeta(updated, p.name, rebuild: true, in: txn)
+                continue
+            }
+            if options.verify {
+                try registry.saveMeta(updated, p.name, rebuild: true, in: txn)
+                if compareInline { step.finished.append(try compare(p, updated, txn, resumed: resumed)) }
+            } else {
+                step.finished.append(try swap(p, updated, txn, resumed: resumed[p.name] ?? 0))
+            }
+        }
+        return step
+    }
+
+    /// Makes the shadow live in this transaction and empties the old generation.
+    private func swap(_ p: any Projection, _ shadow: ProjectionMeta, _ txn: Transaction, resumed: UInt64) throws -> RebuildResult {
+        if let old = try registry.meta(p.name, in: txn), old.generation != shadow.generation {
+            try empty(p, old, txn)
+        }
+        try registry.saveMeta(shadow, p.name, in: txn)
+        try registry.deleteMeta(p.name, rebuild: true, in: txn)
+        return RebuildResult(projection: p.name, version: p.version, generation: shadow.generation,
+                             checkpoint: shadow.checkpoint, digest: shadow.digest, resumedFrom: resumed, swapped: true)
+    }
+
+    /// Compares in a read snapshot where the head has not moved past the shadows; returns
+    /// nothing when appends got in first (the caller catches up and tries again).
+    private func compareAtQuietHead(_ pending: [any Projection], resumed: [String: UInt64]) throws -> [RebuildResult] {
+        try environment.read { txn in
+            let head = try LogReader(txn: txn, dbs: dbs).head().seq
+            var out: [RebuildResult] = []
+            for p in pending {
+                guard let shadow = try registry.meta(p.name, rebuild: true, in: txn), shadow.checkpoint == head else { return [] }
+                out.append(try compare(p, shadow, txn, resumed: resumed))
+            }
+            return out
+        }
+    }
+
+    private func compare(_ p: any Projection, _ shadow: ProjectionMeta, _ txn: Transaction,
+                         resumed: [String: UInt64]) throws -> RebuildResult {
+        var result = RebuildResult(projection: p.name, version: p.version, generation: shadow.generation,
+                                   checkpoint: shadow.checkpoint, digest: shadow.digest,
+                                   resumedFrom: resumed[p.name] ?? 0, swapped: false)
+        let comparison = try ProjectionComparison.compare(p, registry: registry, shadow: shadow, in: txn)
+        result.liveDigest = comparison.liveDigest
+        result.difference = comparison.difference
+        return result
+    }
+
+    /// After a verify: the shadows are dropped and their records removed.
+    private func discardShadows() throws {
+        try environment.write { txn in
+            for p in projections {
+                if let shadow = try registry.meta(p.name, rebuild: true, in: txn) { try empty(p, shadow, txn) }
+                try registry.deleteMeta(p.name, rebuild: true, in: txn)
+            }
+        }
+    }
+}

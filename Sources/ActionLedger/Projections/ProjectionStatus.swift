@@ -1,0 +1,42 @@
+/// One projection's bookkeeping as `ledger projections` shows it.
+public struct ProjectionStatus: Sendable {
+    public var name: String
+    /// The fold's version in this build.
+    public var version: UInt32
+    /// The version the stored state was built with (nil: never built).
+    public var storedVersion: UInt32?
+    public var generation: UInt8?
+    public var checkpoint: UInt64
+    public var head: UInt64
+    public var digest: Digest?
+    /// The shadow's checkpoint while a rebuild is under way (or was interrupted).
+    public var rebuildCheckpoint: UInt64?
+
+    public var lag: UInt64 { head - min(checkpoint, head) }
+
+    /// `live`, `stale` (behind the head or of another version: queries refuse it) or `missing`.
+    public var state: String {
+        guard let storedVersion else { return "missing" }
+        return storedVersion == version && checkpoint == head ? "live" : "stale"
+    }
+
+    public var json: JSON {
+        ["name": .string(name), "version": .number(Double(version)),
+         "stored_version": storedVersion.map { .number(Double($0)) } ?? .null,
+         "generation": generation.map { .number(Double($0)) } ?? .null, "checkpoint": .number(Double(checkpoint)),
+         "head": .number(Double(head)), "lag": .number(Double(lag)), "digest": digest.map { .string($0.hex) } ?? .null,
+         "state": .string(state), "rebuild_checkpoint": rebuildCheckpoint.map { .number(Double($0)) } ?? .null]
+    }
+}
+
+extension ProjectionSnapshot {
+    /// Every registered projection's version, checkpoint, lag and digest (never refuses a stale one).
+    public func statuses() throws -> [ProjectionStatus] {
+        try registry.projections.map { p in
+            let meta = try registry.meta(p.name, in: txn)
+            return ProjectionStatus(name: p.name, version: p.version, storedVersion: meta?.version, generation: meta?.generation,
+                                    checkpoint: meta?.checkpoint ?? 0, head: head, digest: meta?.digest,
+                                    rebuildCheckpoint: try registry.meta(p.name, rebuild: true, in: txn)?.checkpoint)
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import ActionLedger
+import ArgumentParser
+
+struct Activity: LedgerSubcommand {
+    static let configuration = CommandConfiguration(abstract: "A person's timeline, oldest first, optionally by event type.")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var time: NowOption
+    @OptionGroup var window: WindowOptions
+
+    @Option(help: "Whose timeline.")
+    var person: String
+
+    @Option(name: .customLong("type"), parsing: .upToNextOption,
+            help: "Only these event types, e.g. action.approved device.revoked (repeatable).")
+    var types: [String] = []
+
+    @Option(help: "Events per page.")
+    var limit = 100
+
+    @Option(name: .customLong("page-token"), help: "Continue after an earlier page (its next_page_token).")
+    var pageToken: String?
+
+    func execute() throws {
+        let ledger = try global.open(write: false)
+        let filter: Set<EventType>? = types.isEmpty ? nil : Set(try types.flatMap { $0.split(separator: ",") }.map { name in
+            guard let t = EventType(name: String(name)) else {
+                throw LedgerError(.invalidInput, "--type: unknown event type \(name) (e.g. action.approved)")
+            }
+            return t
+        })
+        let w = try window.window(now: try time.resolve(global), defaultSince: nil)
+        let page = try ledger.query { try $0.activity(person: person, types: filter, in: w, limit: limit, pageToken: pageToken) }
+        if global.json {
+            Output.json(page.json)
+            return
+        }
+        for i in page.items {
+            print("#\(i.seq) \(i.at.iso8601) \(i.type.name)\(i.actionId.map { " \($0)" } ?? "") by \(i.actor)"
+                + "\(i.device.map { " on \($0)" } ?? ""): \(i.summary)")
+        }
+        if let t = page.nextPageToken { print("… more: --page-token \(t)") }
+    }
+}

@@ -1,0 +1,97 @@
+import ActionLedger
+import ArgumentParser
+
+/// `--now`, shared by the queries: the instant holds, expiries and windows are judged at.
+struct NowOption: ParsableArguments {
+    @Option(help: "Judge holds, expiry and windows at this ISO-8601 time (default: LEDGER_NOW, else the system clock).")
+    var now: String?
+
+    func resolve(_ global: GlobalOptions) throws -> Timestamp {
+        try now.map { try Clock.parse($0, option: "--now") } ?? global.now()
+    }
+}
+
+/// `--from/--to/--since`: the window of a listing.
+struct WindowOptions: ParsableArguments {
+    @Option(help: "Window start, ISO-8601, inclusive.")
+    var from: String?
+
+    @Option(help: "Window end, ISO-8601, exclusive (default: just after --now).")
+    var to: String?
+
+    @Option(help: "The last DURATION up to --now, e.g. 24h, 90m, 7d (now − DURATION < at ≤ now).")
+    var since: String?
+
+    /// The window; `defaultSince` applies when none of the options is given (nil: all time).
+    func window(now: Timestamp, defaultSince: Int64?) throws -> TimeWindow {
+        if let since {
+            guard from == nil, to == nil else { throw LedgerError(.invalidInput, "give --since or --from/--to, not both") }
+            return .last(try Duration.parse(since), before: now)
+        }
+        if from == nil, to == nil {
+            return defaultSince.map { .last($0, before: now) } ?? .all
+        }
+        let start = try from.map { try Clock.parse($0, option: "--from") } ?? TimeWindow.all.from
+        let end = try to.map { try Clock.parse($0, option: "--to") } ?? now.adding(milliseconds: 1)
+        guard start < end else { throw LedgerError(.invalidInput, "--from \(start.iso8601) is not before --to \(end.iso8601)") }
+        return TimeWindow(from: start, to: end)
+    }
+}
+
+/// `--csv` for audit listings.
+struct CSVOption: ParsableArguments {
+    @Flag(help: "Print CSV (RFC 4180, with a header row) instead of text.")
+    var csv = false
+}
+
+enum Duration {
+    /// `90s`, `30m`, `24h`, `7d` (a positive integer and a unit) in milliseconds.
+    static func parse(_ text: String) throws -> Int64 {
+        let units: [Character: Int64] = ["s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
+        guard let unit = text.last.flatMap({ units[$0] }), let n = Int64(text.dropLast()), n > 0,
+              n <= Int64.max / unit / 2 else {
+            throw LedgerError(.invalidInput, "--since: expected a duration such as 24h, 90m or 7d, got \(text)")
+        }
+        return n * unit
+    }
+}
+
+enum CSV {
+    static func field(_ s: String) -> String {
+        guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
+        return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    static func print(header: [String], rows: [[String]]) {
+        Swift.print(header.map(field).joined(separator: ","))
+        for r in rows { Swift.print(r.map(field).joined(separator: ",")) }
+    }
+}
+
+/// Text and CSV forms of audit entries.
+enum AuditPrinter {
+    static func line(_ e: AuditEntry) -> String {
+        var s = "#\(e.seq) \(e.at.iso8601) \(e.type.name)"
+        if let a = e.actionId { s += " \(a)" }
+        s += " by \(e.actor)"
+        if let d = e.device { s += " on \(d)" }
+        s += " (policy v\(e.policyVersion)"
+        if let r = e.rule { s += ", \(r)" }
+        s += ")"
+        if let sp = e.specialist, let surface = e.surface { s += " [\(sp.name) · \(surface)]" }
+        if let u = e.until { s += " until \(u.iso8601)" }
+        if let d = e.detail, !d.isEmpty { s += ": \(d)" }
+        return s
+    }
+
+    static func print(_ listing: AuditListing, global: GlobalOptions, csv: Bool) {
+        if global.json {
+            Output.json(listing.json)
+        } else if csv {
+            CSV.print(header: AuditEntry.csvHeader, rows: listing.entries.map(\.csvRow))
+        } else {
+            for e in listing.entries { Swift.print(line(e)) }
+            if let t = listing.nextPageToken { Swift.print("… more: --page-token \(t)") }
+        }
+    }
+}
