@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// Today's fold under another version number: what a version bump looks like on disk.
+struct BumpedToday: Projection {
+    let inner = TodayProjection()
+    var name: String { inner.name }
+    var version: UInt32 { inner.version + 1 }
+    var databases: [String] { inner.databases }
+    func apply(_ event: Event, to store: ProjectionStore) throws { try inner.apply(event, to: store) }
+}
+
+/// Fills a ledger with `count` proposals (half of them auto-ship) in group commits.
+func fill(_ l: Ledger, count: Int, from first: Int = 0, person: String = "quinn") throws {
+    for chunk in stride(from: first, to: first + count, by: 200) {
+        var requests: [CommandRequest] = []
+        for i in chunk..<min(chunk + 200, first + count) {
+            let stakes: Stakes = i % 2 == 0 ? .low : .medium
+            let kind = i % 3 == 0 ? "send_reply" : "publish_post"
+            let input = proposal("p\(i)", person: person, stakes: stakes, confidence: 0.9, kind: kind)
+            requests.append(CommandRequest(.propose(input), now: t0.adding(milliseconds: Int64(i) * 1000)))
+        }
+        for r in try l.execute(group: requests) { _ = try r.get() }
+    }
+}
+
+func liveMetas(_ l: Ledger) throws -> [String: ProjectionMeta] {
+    try l.environment.read { txn in
+        Dictionary(uniqueKeysWithValues: try l.registry.projections.map { ($0.name, try l.registry.meta($0.name, in: txn)!) })
+    }
+}
+
+@Suite struct ProjectionRebuildTests {
+    @Test func rebuildSwapsGenerationsAndKeepsTheDigests() throws {
+        let t = try TempLedger()
+        let l = t.ledger!
+        try fill(l, count: 300)
+        let before = try liveMetas(l)
+        var reports: [RebuildProgress] = []
+        var options = RebuildOptions()
+        options.batchSize = 64
+        let results = try l.rebuild(["today", "audit"], options: options) { reports.append($0) }
+        #expect(results.map(\.projection) == ["today", "audit"])
+        #expect(reports.count >= 2 && reports.last?.checkpoint == reports.last?.head)
+        let after = try liveMetas(l)
+        for r in results {
+            #expect(r.swapped && r.resumedFrom == 0)
+            #expect(after[r.projection]!.generation != before[r.projection]!.generation)
+            #expect(after[r.projection]!.digest == before[r.projection]!.digest)
+        }
+        #expect(after["devices"] == before["devices"])
+        // Appends after the swap land in the new generation; queries read it.
+        try fill(l, count: 10, from: 300)
+        let pending = try l.read { r in try (0..<310).filter { try r.actionState("p\($0)")?.status == .pending }.count }
+        #expect(pending > 150)
+        #expect(try l.query { try $0.today(TodayQuery(person: "quinn", now: t0.adding(milliseconds: 400_000))) }.count == pending)
+        #expect(try l.rebuild(options: RebuildOptions(verify: true)).allSatisfy { $0.difference == nil })
+        #expect(throws: LedgerError.self) { try l.rebuild(["nope"]) }
+    }
+
+    @Test func verifyFindsTheFirstDifferingEntry() throws {
+        let t = try TempLedger()
+        let l = t.ledger!
+        try fill(l, count: 50)
+        // Tamper with the live audit state behind the projection's back (digest untouched).
+        let meta = try liveMetas(l)["audit"]!
+        try l.environment.write { txn in
+            let store = try l.registry.store(for: AuditProjection(), meta: meta, in: txn)!
+            try txn.delete(store.dbs[AuditProjection.entries], key: Keys.u64(7))
+        }
+        let results = try l.rebuild(["audit", "today"], options: RebuildOptions(verify: true))
+        let audit = try #require(results.first { $0.projection == "audit" })
+        #expect(audit.difference?.database == "entries")
+        #expect(audit.difference?.key == Keys.u64(7))
+        #expect(audit.difference?.live == nil && audit.difference?.rebuilt != nil)
+        #expect(audit.liveDigest != audit.digest)
+        #expect(results.first { $0.projection == "today" }?.difference == nil)
+        // Verify never swaps and leaves no shadow behind; a real rebuild repairs it.
+        #expect(try liveMetas(l)["audit"] == meta)
+        #expect(try l.environment.read { try l.registry.meta("audit", rebuild: true, in: $0) } == nil)
+        _ = try l.rebuild(["audit"])
+        #expect(try l.rebuild(["audit"], options: RebuildOptions(verify: true))[0].difference == nil)
+    }
+
+    @Test func twoRebuildsCannotRunAtOnce() throws {
+        let t = try TempLedger()
+        try fill(t.ledger, count: 5)
+        let held = try RebuildLock(ledgerPath: t.path)
+        do {
+            _ = try t.ledger.rebuild()
+            Issue.record("a second rebuild ran")
+        } catch let e as LedgerError {
+            #expect(e.code == .busy)
+        }
+        withExtendedLifetime(held) {}
+    }
+
+    @Test func versionBumpIsRefusedReadOnlyAndCaughtUpOnWritableOpen() throws {
+        let t = try TempLedger()
+        try fill(t.ledger, count: 40)
+        let before = try liveMetas(t.ledger)["today"]!
+        var bumped = Ledger.Options()
+        bumped.projections = ProjectionRegistry([BumpedToday(), AutoShippedProjection()])
+        var readOnly = bumped
+        readOnly.readOnly = true
+        try t.reopen(options: readOnly)
+        do {
+            _ = try t.ledger.query { try $0.today(TodayQuery(person: "quinn", now: t0)) }
+            Issue.record("a stale projection answered")
+        } catch let e as LedgerError {
+            #expect(e.code == .projectionStale)
+        }
+        #expect(try t.ledger.query { try $0.statuses() }.first?.state == "stale")
+        try t.reopen(options: bumped)
+        let after = try t.ledger.environment.read { try t.ledger.registry.meta("today", in: $0)! }
+        #expect(after.version == before.version + 1 && after.checkpoint == before.checkpoint && after.digest == before.digest)
+        #expect(try t.ledger.query { try $0.today(TodayQuery(person: "quinn", now: t0)) }.count > 0)
+    }
+}

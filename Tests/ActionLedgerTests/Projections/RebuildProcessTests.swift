@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// The built `ledger` binary, next to this test bundle (run `swift build --build-tests`).
+func ledgerBinary() throws -> String {
+    var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = dir.appendingPathComponent("ledger").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        dir = dir.deletingLastPathComponent()
+    }
+    let fromSource = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/debug/ledger").path
+    guard FileManager.default.isExecutableFile(atPath: fromSource) else {
+        throw LedgerError(.invalidInput, "no ledger binary next to \(CommandLine.arguments[0]): build it first")
+    }
+    return fromSource
+}
+
+/// Starts `ledger ARGS` with stdout captured.
+func spawnLedger(_ arguments: [String]) throws -> (Process, Pipe) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: try ledgerBinary())
+    p.arguments = arguments
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = FileHandle.nullDevice
+    try p.run()
+    return (p, out)
+}
+
+/// A rebuild in another process, against appends and SIGKILL.
+@Suite(.serialized) struct RebuildProcessTests {
+    @Test func rebuildWhileAnotherProcessAppends() throws {
+        let t = try TempLedger()
+        let l = t.ledger!
+        try fill(l, count: 2000)
+        let startHead = try l.read { try $0.head().seq }
+        let (child, out) = try spawnLedger(["rebuild", "--db", t.path, "--json", "--batch-size", "100", "--pause-ms", "10"])
+        var appended = 0
+        repeat {
+            try fill(l, count: 20, from: 10_000 + appended, person: "mia")
+            appended += 20
+        } while child.isRunning
+        child.waitUntilExit()
+        #expect(child.terminationStatus == 0)
+        let report = try JSONParser.parse(Array(out.fileHandleForReading.readDataToEndOfFile()))
+        guard case .array(let results)? = report["projections"] else { Issue.record("no results: \(report)"); return }
+        #expect(results.count == 5)
+        for r in results {
+            #expect(r["swapped"] == true)
+            // The swap happened at a head the appends had moved past the start.
+            if case .number(let checkpoint)? = r["checkpoint"] { #expect(UInt64(checkpoint) > startHead) }
+        }
+        let head = try l.read { try $0.head().seq }
+        #expect(try liveMetas(l).values.allSatisfy { $0.checkpoint == head })
+        #expect(try l.rebuild(options: RebuildOptions(verify: true)).allSatisfy { $0.difference == nil })
+        let pending = try l.read { r in
+            try (0..<appended).filter { try r.actionState("p\(10_000 + $0)")?.status == .pending }.count
+        }
+        #expect(try l.query { try $0.today(TodayQuery(person: "mia", now: t0.adding(milliseconds: Timestamp.day))) }.count == pending)
+    }
+
+    @Test func killedRebuildResumesFromItsCheckpoint() throws {
+        let t = try TempLedger()
+        let l = t.ledger!
+        try fill(l, count: 1500)
+        let head = try l.read { try $0.head().seq }
+        let before = try liveMetas(l)
+        let (child, _) = try spawnLedger(["rebuild", "--db", t.path, "--batch-size", "50", "--pause-ms", "30"])
+        func shadows() throws -> [String: ProjectionMeta] {
+            try l.environment.read { txn in
+                var out: [String: ProjectionMeta] = [:]
+                for p in l.registry.projections { out[p.name] = try l.registry.meta(p.name, rebuild: true, in: txn) }
+                return out
+            }
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while child.isRunning, Date() < deadline, (try shadows()["activity"]?.checkpoint ?? 0) < 400 { usleep(5000) }
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+        #expect(child.terminationReason == .uncaughtSignal)
+        let interrupted = try shadows()
+        #expect(interrupted.count == 5)
+        for (name, shadow) in interrupted {
+            #expect(shadow.checkpoint >= 400 && shadow.checkpoint < head, "\(name) shadow at \(shadow.checkpoint)")
+            #expect(shadow.generation != before[name]!.generation)
+        }
+        // The live projections were never touched by the interrupted rebuild.
+        #expect(try liveMetas(l) == before)
+        // Run again: it continues from the shadow checkpoints (the flock died with the process).
+        let results = try l.rebuild()
+        for r in results {
+            #expect(r.resumedFrom == interrupted[r.projection]!.checkpoint)
+            #expect(r.swapped && r.digest == before[r.projection]!.digest && r.checkpoint == head)
+        }
+        #expect(try shadows().isEmpty)
+    }
+}
