@@ -100,19 +100,20 @@ struct ShadowBuild {
         let clock = ContinuousClock.now
         var applied: UInt64 = 0
         var results: [String: RebuildResult] = [:]
-        var attempts = 0
+        var quietTries = 0
         while results.count < projections.count {
             let pending = projections.filter { results[$0.name] == nil }
-            attempts += 1
-            // After a few tries at a quiet moment, compare inside the write transaction.
-            let compareInline = options.verify && attempts > 5
+            // Appends beat the read snapshot five times: compare inside the write transaction.
+            let compareInline = options.verify && quietTries >= 5
             let step = try environment.write { txn in
                 try batch(pending, txn, options, compareInline: compareInline, resumed: resumed)
             }
             applied += step.applied
             for r in step.finished { results[r.projection] = r }
             if options.verify, step.caughtUp, results.count < projections.count {
-                for r in try compareAtQuietHead(pending, resumed: resumed) { results[r.projection] = r }
+                let compared = try compareAtQuietHead(pending, resumed: resumed)
+                if compared.isEmpty { quietTries += 1 }
+                for r in compared { results[r.projection] = r }
             }
             let elapsed = (ContinuousClock.now - clock) / .seconds(1)
             progress(RebuildProgress(checkpoint: step.checkpoint, head: step.head, applied: applied, elapsed: elapsed))
