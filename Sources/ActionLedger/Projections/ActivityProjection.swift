@@ -12,7 +12,7 @@ public struct ActivityProjection: Projection {
     public func apply(_ event: Event, to store: ProjectionStore) throws {
         let item = ActivityItem(seq: event.seq, at: event.at, type: event.type, actor: event.actor, device: event.device,
                                 actionId: event.actionId, summary: Self.summary(event.payload))
-        try store.put(0, key: ProjectionKeys.timed(event.person, event.at, event.seq), value: item.encoded)
+        try store.insert(0, key: ProjectionKeys.timed(event.person, event.at, event.seq), value: item.encoded)
     }
 
     static func summary(_ payload: Payload) -> String {

@@ -30,7 +30,7 @@ public struct AuditProjection: Projection {
             w.string(p.specialist.agent)
             w.string(p.surface)
             w.string(p.kind)
-            try store.put(Self.actions, key: try actionKey(event), value: w.bytes)
+            try store.insert(Self.actions, key: try actionKey(event), value: w.bytes)
             e.detail = "\(p.stakes.rawValue) stakes, confidence \(JSON.format(p.confidence))"
             e.until = p.expiresAt
         case .reviewed(let t), .confirmed(let t):
@@ -84,14 +84,15 @@ public struct AuditProjection: Projection {
 
     private func index(_ e: AuditEntry, _ store: ProjectionStore) throws {
         let none: [UInt8] = []
-        try store.put(Self.entries, key: Keys.u64(e.seq), value: e.encoded)
-        if let id = e.actionId { try store.put(Self.byAction, key: Keys.composite(id, e.seq), value: none) }
-        try store.put(Self.byActor, key: ProjectionKeys.timed(e.actor, e.at, e.seq), value: none)
-        if let d = e.device { try store.put(Self.byDevice, key: ProjectionKeys.timed(d, e.at, e.seq), value: none) }
-        try store.put(Self.byTime, key: ProjectionKeys.timed(nil, e.at, e.seq), value: none)
+        // Every key below ends in the event's seq: new by construction, so `insert`.
+        try store.insert(Self.entries, key: Keys.u64(e.seq), value: e.encoded, append: true)
+        if let id = e.actionId { try store.insert(Self.byAction, key: Keys.composite(id, e.seq), value: none) }
+        try store.insert(Self.byActor, key: ProjectionKeys.timed(e.actor, e.at, e.seq), value: none)
+        if let d = e.device { try store.insert(Self.byDevice, key: ProjectionKeys.timed(d, e.at, e.seq), value: none) }
+        try store.insert(Self.byTime, key: ProjectionKeys.timed(nil, e.at, e.seq), value: none)
         if let s = e.specialist {
-            try store.put(Self.bySpecialist, key: ProjectionKeys.timed(s.name, e.at, e.seq), value: none)
+            try store.insert(Self.bySpecialist, key: ProjectionKeys.timed(s.name, e.at, e.seq), value: none)
         }
-        if let s = e.surface { try store.put(Self.bySurface, key: ProjectionKeys.timed(s, e.at, e.seq), value: none) }
+        if let s = e.surface { try store.insert(Self.bySurface, key: ProjectionKeys.timed(s, e.at, e.seq), value: none) }
     }
 }

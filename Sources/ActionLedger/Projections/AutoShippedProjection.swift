@@ -87,7 +87,7 @@ public struct AutoShippedProjection: Projection {
             w.string(p.specialist.name)
             w.string(p.specialist.agent)
             w.string(p.surface)
-            try store.put(Self.open, key: try key(event), value: w.bytes)
+            try store.insert(Self.open, key: try key(event), value: w.bytes)
         case .autoShipped(let a):
             let id = try key(event)
             guard let open = try store.withValue(Self.open, key: id, { b -> (String, Specialist, String) in
@@ -99,8 +99,8 @@ public struct AutoShippedProjection: Projection {
             let record = Record(seq: event.seq, at: event.at, actionId: event.actionId ?? "", person: event.person,
                                 kind: open.0, specialist: open.1, surface: open.2, policyVersion: a.policyVersion,
                                 rule: a.rule, confidence: a.confidence)
-            try store.put(Self.byTime, key: ProjectionKeys.timed(nil, event.at, event.seq), value: record.encoded)
-            try store.put(Self.byPerson, key: ProjectionKeys.timed(event.person, event.at, event.seq),
+            try store.insert(Self.byTime, key: ProjectionKeys.timed(nil, event.at, event.seq), value: record.encoded)
+            try store.insert(Self.byPerson, key: ProjectionKeys.timed(event.person, event.at, event.seq),
                           value: Array(open.0.utf8))
             try store.delete(Self.open, key: id)
         case .approved, .dismissed, .expired:

@@ -1,3 +1,5 @@
+import CLMDB
+
 /// A named, versioned, deterministic fold over the log into its own LMDB databases.
 ///
 /// `apply` must depend only on the event and the projection's own state: no clock reads,
@@ -62,6 +64,20 @@ public final class ProjectionStore {
             digest = digest.adding(ProjectionStore.entryHash(db, key, value))
         }
         try txn.put(dbs[db], key: key, value: value)
+    }
+
+    /// Stores a key that must be new (index entries ending in a seq): skips the lookup of
+    /// an old value that ``put(_:key:value:)`` makes. With `append`, the key must also sort
+    /// after every key in the database (keys that start with the seq).
+    /// - throws: ``LMDBError`` `MDB_KEYEXIST` when the key is present (or not last, with `append`).
+    public func insert(_ db: Int, key: [UInt8], value: [UInt8], append: Bool = false) throws {
+        let flags = UInt32(MDB_NOOVERWRITE) | (append ? UInt32(MDB_APPEND) : 0)
+        do {
+            try txn.put(dbs[db], key: key, value: value, flags: flags)
+        } catch let e as LMDBError where e.code == MDB_KEYEXIST {
+            throw LedgerError(.projectionStale, "\(name): entry \(PageToken(key)) of database \(db) is already present")
+        }
+        if tracksDigest { digest = digest.adding(ProjectionStore.entryHash(db, key, value)) }
     }
 
     /// Removes `key`, updating the digest.

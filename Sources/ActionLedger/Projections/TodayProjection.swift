@@ -4,7 +4,8 @@
 ///
 /// Databases:
 /// - `items`: action id → ``TodayProjection/Item`` (pending actions only; removed on a decision or expiry).
-/// - `feed`: person ‖ 0x00 ‖ rank (0 = high) ‖ time(proposed at) ‖ seq → action id.
+/// - `feed`: person ‖ 0x00 ‖ rank (0 = high) ‖ time(proposed at) ‖ seq → ``TodayProjection/FeedEntry``
+///   (what the query filters and groups on, so that only the page's items are decoded).
 /// - `policy`: `policy` → the policy in force, folded from `policy.set` (it decides the
 ///   effective stakes, hence the order and the next tap). A new policy re-ranks the feed.
 public struct TodayProjection: Projection {
@@ -66,6 +67,11 @@ public struct TodayProjection: Projection {
             proposal = p
         }
 
+        func feedValue(_ id: String) -> [UInt8] {
+            FeedEntry(actionId: id, heldUntil: heldUntil, expiresAt: proposal.expiresAt,
+                      specialist: proposal.specialist.name, kind: proposal.kind).encoded
+        }
+
         func feedKey(_ stakes: Stakes) -> [UInt8] {
             var k = KeyBuilder()
             k.id(person)
@@ -80,17 +86,16 @@ public struct TodayProjection: Projection {
         switch event.payload {
         case .proposed(let p):
             let id = try actionId(event)
-            if try store.get(Self.items, key: Array(id.utf8)) != nil {
-                throw LedgerError(.duplicateAction, "action \(id) is already in the feed")
-            }
             let item = Item(person: event.person, org: event.org, proposal: p, proposedAt: event.at, seq: event.seq)
-            try save(id, item, store)
-            try store.put(Self.feed, key: item.feedKey(Policy.effectiveStakes(of: p, under: try policy(store))),
-                          value: Array(id.utf8))
+            try store.insert(Self.items, key: Array(id.utf8), value: item.encoded)
+            try store.insert(Self.feed, key: item.feedKey(Policy.effectiveStakes(of: p, under: try policy(store))),
+                             value: item.feedValue(id))
         case .reviewed, .confirmed:
             try update(event, store) { $0.taps += 1 }
         case .held(let h):
-            try update(event, store) { $0.heldUntil = h.until }
+            let item = try update(event, store) { $0.heldUntil = h.until }
+            try store.put(Self.feed, key: item.feedKey(Policy.effectiveStakes(of: item.proposal, under: try policy(store))),
+                          value: item.feedValue(try actionId(event)))
         case .edited(let e):
             try update(event, store) {
                 $0.proposal.preview = e.preview
@@ -137,11 +142,13 @@ public struct TodayProjection: Projection {
     }
 
     /// Changes a pending item; its feed key (stakes, time, seq) never changes here.
-    private func update(_ event: Event, _ store: ProjectionStore, _ change: (inout Item) -> Void) throws {
+    @discardableResult
+    private func update(_ event: Event, _ store: ProjectionStore, _ change: (inout Item) -> Void) throws -> Item {
         let id = try actionId(event)
         var item = try pending(id, event, store)
         change(&item)
         try save(id, item, store)
+        return item
     }
 
     /// Stores the new policy and moves every item whose effective stakes it changes.
@@ -151,17 +158,63 @@ public struct TodayProjection: Projection {
         EventCodec.writePolicy(document, &w)
         try store.put(Self.policyDB, key: Self.policyKey, value: w.bytes)
         guard old.raise != document.raise else { return }
-        var moves: [(from: [UInt8], to: [UInt8], id: [UInt8])] = []
+        var moves: [(from: [UInt8], to: [UInt8], value: [UInt8])] = []
         try store.scan(Self.items) { k, v in
             let item = try Item(decoding: v)
             let before = Policy.effectiveStakes(of: item.proposal, under: old)
             let after = Policy.effectiveStakes(of: item.proposal, under: document)
-            if before != after { moves.append((item.feedKey(before), item.feedKey(after), Array(k))) }
+            if before != after {
+                moves.append((item.feedKey(before), item.feedKey(after), item.feedValue(String(decoding: k, as: UTF8.self))))
+            }
             return true
         }
         for m in moves {
             try store.delete(Self.feed, key: m.from)
-            try store.put(Self.feed, key: m.to, value: m.id)
+            try store.put(Self.feed, key: m.to, value: m.value)
+        }
+    }
+}
+
+extension TodayProjection {
+    /// A feed entry's value: enough to filter (holds, expiry) and group (specialist,
+    /// kind) without reading the item.
+    struct FeedEntry {
+        var actionId: String
+        var heldUntil: Timestamp?
+        var expiresAt: Timestamp?
+        var specialist: String
+        var kind: String
+
+        var encoded: [UInt8] {
+            var w = BinaryWriter(capacity: 64)
+            w.string(actionId)
+            w.optional(heldUntil) { $0.timestamp($1) }
+            w.optional(expiresAt) { $0.timestamp($1) }
+            w.string(specialist)
+            w.string(kind)
+            return w.bytes
+        }
+
+        init(actionId: String, heldUntil: Timestamp?, expiresAt: Timestamp?, specialist: String, kind: String) {
+            self.actionId = actionId
+            self.heldUntil = heldUntil
+            self.expiresAt = expiresAt
+            self.specialist = specialist
+            self.kind = kind
+        }
+
+        init(decoding b: UnsafeRawBufferPointer) throws {
+            var r = BinaryReader(b)
+            actionId = try r.string()
+            heldUntil = try r.optional { try $0.timestamp() }
+            expiresAt = try r.optional { try $0.timestamp() }
+            specialist = try r.string()
+            kind = try r.string()
+        }
+
+        /// Whether it needs its person at `now`: no hold running past now, not expired.
+        func isDue(at now: Timestamp) -> Bool {
+            !(heldUntil.map { $0 > now } ?? false) && !(expiresAt.map { $0 <= now } ?? false)
         }
     }
 }

@@ -109,12 +109,10 @@ extension ProjectionSnapshot {
         var drafts: [String: [String: Int]] = [:]
         try store.scan(TodayProjection.feed, from: prefix) { k, v in
             guard ProjectionKeys.has(k, prefix: prefix), k.count == prefix.count + 17 else { return false }
-            let item = try store.withValue(TodayProjection.items, key: v) { try TodayProjection.Item(decoding: $0) }
-            guard let item else { throw LedgerError(.projectionStale, "feed entry for a missing action") }
-            if let h = item.heldUntil, h > q.now { return true }
-            if let e = item.proposal.expiresAt, e <= q.now { return true }
+            let entry = try TodayProjection.FeedEntry(decoding: v)
+            guard entry.isDue(at: q.now) else { return true }
             feed.count += 1
-            drafts[item.proposal.specialist.name, default: [:]][item.proposal.kind, default: 0] += 1
+            drafts[entry.specialist, default: [:]][entry.kind, default: 0] += 1
             let position = Array(k[prefix.count...])
             // At or before the token: an earlier page showed it.
             if let after, !after.bytes.lexicographicallyPrecedes(position) { return true }
@@ -123,9 +121,13 @@ extension ProjectionSnapshot {
                 return true
             }
             if feed.items.count < q.limit {
+                let item = try store.withValue(TodayProjection.items, key: Array(entry.actionId.utf8)) {
+                    try TodayProjection.Item(decoding: $0)
+                }
+                guard let item else { throw LedgerError(.projectionStale, "feed entry for missing action \(entry.actionId)") }
                 let stakes = Policy.effectiveStakes(of: item.proposal, under: policy)
                 let path = Policy.tapPath(for: stakes)
-                feed.items.append(TodayItem(actionId: String(decoding: v, as: UTF8.self), stakes: stakes,
+                feed.items.append(TodayItem(actionId: entry.actionId, stakes: stakes,
                                             nextTap: item.taps < path.count ? path[item.taps] : .approve,
                                             tapsDone: item.taps, tapsNeeded: path.count, proposal: item.proposal,
                                             proposedAt: item.proposedAt, heldUntil: item.heldUntil, edits: item.edits,
