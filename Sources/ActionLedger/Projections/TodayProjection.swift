@@ -24,7 +24,8 @@ public struct TodayProjection: Projection {
         var proposal: Proposal
         var proposedAt: Timestamp
         var seq: UInt64
-        var taps: Int
+        /// The taps counted on the current content, in order (an edit empties it).
+        var steps: [TapStep]
         var heldUntil: Timestamp?
         var edits: Int
 
@@ -34,7 +35,8 @@ public struct TodayProjection: Projection {
             w.string(org)
             w.timestamp(proposedAt)
             w.fixed64(seq)
-            w.varint(UInt64(taps))
+            w.varint(UInt64(steps.count))
+            for step in steps { w.u8(step == .review ? 0 : step == .confirm ? 1 : 2) }
             w.optional(heldUntil) { $0.timestamp($1) }
             w.varint(UInt64(edits))
             EventCodec.encodePayload(.proposed(proposal), into: &w)
@@ -47,7 +49,7 @@ public struct TodayProjection: Projection {
             self.proposal = proposal
             self.proposedAt = proposedAt
             self.seq = seq
-            taps = 0
+            steps = []
             heldUntil = nil
             edits = 0
         }
@@ -58,7 +60,16 @@ public struct TodayProjection: Projection {
             org = try r.string()
             proposedAt = try r.timestamp()
             seq = try r.fixed64()
-            taps = Int(try r.varint())
+            let count = try r.varint()
+            guard count <= 16 else { throw r.fail("too many taps") }
+            steps = try (0..<count).map { _ in
+                switch try r.u8() {
+                case 0: return .review
+                case 1: return .confirm
+                case 2: return .approve
+                default: throw r.fail("invalid tap step")
+                }
+            }
             heldUntil = try r.optional { try $0.timestamp() }
             edits = Int(try r.varint())
             guard case .proposed(let p) = try EventCodec.decodePayload(.actionProposed, &r) else {
@@ -90,8 +101,10 @@ public struct TodayProjection: Projection {
             try store.insert(Self.items, key: Array(id.utf8), value: item.encoded)
             try store.insert(Self.feed, key: item.feedKey(Policy.effectiveStakes(of: p, under: try policy(store))),
                              value: item.feedValue(id))
-        case .reviewed, .confirmed:
-            try update(event, store) { $0.taps += 1 }
+        case .reviewed:
+            try update(event, store) { $0.steps.append(.review) }
+        case .confirmed:
+            try update(event, store) { $0.steps.append(.confirm) }
         case .held(let h):
             let item = try update(event, store) { $0.heldUntil = h.until }
             try store.put(Self.feed, key: item.feedKey(Policy.effectiveStakes(of: item.proposal, under: try policy(store))),
@@ -100,7 +113,7 @@ public struct TodayProjection: Projection {
             try update(event, store) {
                 $0.proposal.preview = e.preview
                 $0.proposal.contentHash = e.contentHash
-                $0.taps = 0
+                $0.steps = []
                 $0.edits += 1
             }
         case .approved, .autoShipped, .dismissed, .expired:

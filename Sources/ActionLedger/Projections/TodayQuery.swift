@@ -25,6 +25,7 @@ public struct TodayItem: Sendable, Equatable {
     /// Effective stakes under the policy in force.
     public var stakes: Stakes
     public var nextTap: TapStep
+    /// Steps of the path the taps on the current content have made.
     public var tapsDone: Int
     public var tapsNeeded: Int
     public var proposal: Proposal
@@ -127,9 +128,12 @@ extension ProjectionSnapshot {
                 guard let item else { throw LedgerError(.projectionStale, "feed entry for missing action \(entry.actionId)") }
                 let stakes = Policy.effectiveStakes(of: item.proposal, under: policy)
                 let path = Policy.tapPath(for: stakes)
+                // The engine's own rule for taps counted under other stakes (Policy.progress).
+                let done = Policy.progress(item.steps.map { ActionState.TapRecord(step: $0, device: "", at: q.now, seq: 0) },
+                                           along: path)
                 feed.items.append(TodayItem(actionId: entry.actionId, stakes: stakes,
-                                            nextTap: item.taps < path.count ? path[item.taps] : .approve,
-                                            tapsDone: item.taps, tapsNeeded: path.count, proposal: item.proposal,
+                                            nextTap: done < path.count ? path[done] : .approve,
+                                            tapsDone: done, tapsNeeded: path.count, proposal: item.proposal,
                                             proposedAt: item.proposedAt, heldUntil: item.heldUntil, edits: item.edits,
                                             seq: item.seq))
                 lastKey = position

@@ -2,34 +2,6 @@ import Foundation
 import Testing
 @testable import ActionLedger
 
-/// The built `ledger` binary, next to this test bundle (run `swift build --build-tests`).
-func ledgerBinary() throws -> String {
-    var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = dir.appendingPathComponent("ledger").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        dir = dir.deletingLastPathComponent()
-    }
-    let fromSource = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/debug/ledger").path
-    guard FileManager.default.isExecutableFile(atPath: fromSource) else {
-        throw LedgerError(.invalidInput, "no ledger binary next to \(CommandLine.arguments[0]): build it first")
-    }
-    return fromSource
-}
-
-/// Starts `ledger ARGS` with stdout captured.
-func spawnLedger(_ arguments: [String]) throws -> (Process, Pipe) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: try ledgerBinary())
-    p.arguments = arguments
-    let out = Pipe()
-    p.standardOutput = out
-    p.standardError = FileHandle.nullDevice
-    try p.run()
-    return (p, out)
-}
-
 /// A rebuild in another process, against appends and SIGKILL.
 @Suite(.serialized) struct RebuildProcessTests {
     @Test func rebuildWhileAnotherProcessAppends() throws {
@@ -37,7 +9,7 @@ func spawnLedger(_ arguments: [String]) throws -> (Process, Pipe) {
         let l = t.ledger!
         try fill(l, count: 2000)
         let startHead = try l.read { try $0.head().seq }
-        let (child, out) = try spawnLedger(["rebuild", "--db", t.path, "--json", "--batch-size", "100", "--pause-ms", "10"])
+        let (child, out) = try LedgerProcess.start(["rebuild", "--db", t.path, "--json", "--batch-size", "100", "--pause-ms", "10"])
         var appended = 0
         repeat {
             try fill(l, count: 20, from: 10_000 + appended, person: "mia")
@@ -68,7 +40,7 @@ func spawnLedger(_ arguments: [String]) throws -> (Process, Pipe) {
         try fill(l, count: 1500)
         let head = try l.read { try $0.head().seq }
         let before = try liveMetas(l)
-        let (child, _) = try spawnLedger(["rebuild", "--db", t.path, "--batch-size", "50", "--pause-ms", "30"])
+        let (child, _) = try LedgerProcess.start(["rebuild", "--db", t.path, "--batch-size", "50", "--pause-ms", "30"])
         func shadows() throws -> [String: ProjectionMeta] {
             try l.environment.read { txn in
                 var out: [String: ProjectionMeta] = [:]

@@ -10,7 +10,7 @@ struct ReferenceModel {
         var proposedAt: Timestamp
         var seq: UInt64
         var open = true
-        var taps = 0
+        var steps: [String] = []
         var heldUntil: Timestamp?
     }
 
@@ -46,7 +46,7 @@ struct ReferenceModel {
             actions[e.actionId!] = Action(person: e.person, proposal: p, proposedAt: e.at, seq: e.seq)
         case .reviewed(let t), .confirmed(let t):
             version = t.policyVersion
-            actions[e.actionId!]!.taps += 1
+            actions[e.actionId!]!.steps.append(e.type == .actionReviewed ? "review" : "confirm")
         case .approved(let a):
             version = a.policyVersion
             actions[e.actionId!]!.open = false
@@ -63,7 +63,7 @@ struct ReferenceModel {
             actions[e.actionId!]!.heldUntil = h.until
         case .edited(let edit):
             actions[e.actionId!]!.proposal.preview = edit.preview
-            actions[e.actionId!]!.taps = 0
+            actions[e.actionId!]!.steps = []
         case .executed, .failed:
             break
         case .deviceLinked(let d):
@@ -108,7 +108,10 @@ struct ReferenceModel {
         }.map { id, a in
             let s = stakes(a.proposal)
             let path = s == .low ? ["approve"] : s == .medium ? ["review", "approve"] : ["review", "confirm", "approve"]
-            return (id, s, a.taps < path.count ? path[a.taps] : "approve", a.taps)
+            // Taps match the path in order; one of a step this path lacks was made under other stakes.
+            var done = 0
+            for step in a.steps where done < path.count && path[done] == step { done += 1 }
+            return (id, s, done < path.count ? path[done] : "approve", done)
         }
     }
 
