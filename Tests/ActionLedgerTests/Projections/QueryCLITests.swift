@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// The query commands as operators run them: real processes, the documented JSON keys,
+/// `--read-only`, CSV, exit statuses.
+@Suite struct QueryCLITests {
+    let dir: URL
+    let db: String
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("qcli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        db = dir.appendingPathComponent("l.lmdb").path
+    }
+
+    func ledger(_ args: String...) throws -> LedgerProcess.Output {
+        try LedgerProcess.run(args + ["--db", db], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"])
+    }
+
+    func json(_ args: String...) throws -> JSON {
+        let out = try LedgerProcess.run(args + ["--db", db, "--json"], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"])
+        #expect(out.status == 0, "\(args): \(out.stderr)")
+        return try JSONParser.parse(out.stdout)
+    }
+
+    func keys(_ j: JSON?) -> [String] {
+        if case .object(let o)? = j { return o.keys }
+        return []
+    }
+
+    @Test func queriesPrintTheDocumentedKeysReadOnly() throws {
+        #expect(try ledger("demo").status == 0)
+        let today = try json("today", "--person", "quinn", "--read-only")
+        #expect(Array(keys(today).prefix(3)) == ["person", "now", "count"])
+        #expect(keys(today).contains("items") && keys(today).contains("auto_shipped_24h"))
+        #expect(keys(today["auto_shipped_24h"]) == ["count", "by_kind"])
+        guard case .array(let items)? = today["items"], let first = items.first else { Issue.record("no items"); return }
+        #expect(Array(keys(first).prefix(3)) == ["action_id", "stakes", "next_tap"])
+
+        let shipped = try json("audit", "autoshipped", "--read-only")
+        #expect(keys(shipped).contains("count") && keys(shipped).contains("by_kind") && keys(shipped).contains("items"))
+        guard case .array(let ships)? = shipped["items"], let ship = ships.first else { Issue.record("no auto-ships"); return }
+        for k in ["action_id", "at", "policy_version", "rule"] { #expect(keys(ship).contains(k)) }
+
+        guard case .string(let id)? = first["action_id"] else { return }
+        let trail = try json("audit", "action", id, "--read-only")
+        #expect(keys(trail) == ["action_id", "state", "trail"])
+        guard case .array(let lines)? = trail["trail"], let line = lines.first else { Issue.record("no trail"); return }
+        #expect(Array(keys(line).prefix(5)) == ["seq", "type", "actor", "device", "at"])
+
+        let csv = try ledger("audit", "actor", "quinn", "--csv", "--read-only")
+        let rows = csv.stdout.split(separator: "\n")
+        #expect(csv.status == 0 && rows.first == Substring(AuditEntry.csvHeader.joined(separator: ",")) && rows.count > 2)
+        let activity = try json("activity", "--person", "quinn", "--type", "action.held,action.dismissed", "--read-only")
+        #expect(activity["count"] == 2)
+        let status = try json("projections", "--read-only")
+        guard case .array(let ps)? = status["projections"] else { Issue.record("no projections"); return }
+        #expect(ps.count == 5 && ps.allSatisfy { $0["state"] == "live" && $0["lag"] == 0 })
+
+        #expect(try ledger("audit", "action", "nope").status == LedgerError.Code.unknownAction.exitStatus)
+        #expect(try ledger("audit", "autoshipped", "--since", "24x").status == LedgerError.Code.invalidInput.exitStatus)
+        #expect(try ledger("rebuild", "--read-only").status == LedgerError.Code.readOnly.exitStatus)
+    }
+
+    @Test func rebuildVerifyExitsNonZeroOnADifferenceAndBusyWhileLocked() throws {
+        #expect(try ledger("demo").status == 0)
+        let ok = try json("rebuild", "--verify")
+        guard case .array(let results)? = ok["projections"] else { Issue.record("no results"); return }
+        #expect(results.allSatisfy { $0["equal"] == true && $0["swapped"] == false })
+
+        let l = try Ledger(path: db)
+        let meta = try l.environment.read { try l.registry.meta("devices", in: $0)! }
+        try l.environment.write { txn in
+            let store = try l.registry.store(for: DevicesProjection(), meta: meta, in: txn)!
+            try txn.put(store.dbs[0], key: DevicesProjection.key("quinn", "zz-ghost"), value: [1, 2, 3])
+        }
+        let bad = try ledger("rebuild", "--verify", "--projection", "devices", "--json")
+        #expect(bad.status == LedgerError.Code.integrityFailure.exitStatus)
+        #expect(bad.stderr.contains("zz-ghost") && bad.stderr.contains("only in the live projection"))
+        let report = try JSONParser.parse(bad.stdout)
+        guard case .array(let rs)? = report["projections"] else { Issue.record("no results"); return }
+        #expect(rs.first?["difference"]?["database"] == "devices")
+
+        do {
+            let lock = try RebuildLock(ledgerPath: db)
+            #expect(try ledger("rebuild").status == LedgerError.Code.busy.exitStatus)
+            withExtendedLifetime(lock) {}
+        }
+        #expect(try ledger("rebuild", "--projection", "devices").status == 0)
+        #expect(try ledger("rebuild", "--verify").status == 0)
+    }
+}
