@@ -156,7 +156,8 @@ extension ProjectionSnapshot {
     private func keyTail(_ e: AuditEntry) -> [UInt8] { Keys.u64(ProjectionKeys.timeBits(e.at)) + Keys.u64(e.seq) }
 
     private func entry(_ store: ProjectionStore, _ seq: UInt64) throws -> AuditEntry {
-        guard let e = try store.withValue(AuditProjection.entries, key: Keys.u64(seq), { try AuditEntry(seq: seq, decoding: $0) }) else {
+        let e = try store.withValue(AuditProjection.entries, key: Keys.u64(seq)) { try AuditEntry(seq: seq, decoding: $0) }
+        guard let e else {
             throw LedgerError(.projectionStale, "audit index names seq \(seq), which has no entry")
         }
         return e

@@ -44,8 +44,10 @@ enum ProjectionComparison {
             }
         }
         let note = liveMeta.checkpoint != shadow.checkpoint || liveMeta.version != shadow.version
-            ? "live is at seq \(liveMeta.checkpoint) (version \(liveMeta.version)), the rebuild at \(shadow.checkpoint) (version \(shadow.version))"
-            : "the entries agree but the recorded live digest \(liveMeta.digest.hex) is not the digest of its entries \(liveDigest.hex)"
+            ? "live is at seq \(liveMeta.checkpoint) (version \(liveMeta.version)), "
+                + "the rebuild at \(shadow.checkpoint) (version \(shadow.version))"
+            : "the entries agree but the recorded live digest \(liveMeta.digest.hex) "
+                + "is not the digest of its entries \(liveDigest.hex)"
         return (liveDigest, ProjectionDifference(projection: p.name, database: "meta", key: Array(p.name.utf8),
                                                  live: liveMeta.encoded, rebuilt: shadow.encoded, note: note))
     }
@@ -55,7 +57,8 @@ enum ProjectionComparison {
         let a = try Cursor(txn, live), b = try Cursor(txn, rebuilt)
         defer { a.close(); b.close() }
         var x = try a.first(), y = try b.first()
-        func diff(_ key: UnsafeRawBufferPointer, _ l: UnsafeRawBufferPointer?, _ r: UnsafeRawBufferPointer?, _ note: String) -> ProjectionDifference {
+        func diff(_ key: UnsafeRawBufferPointer, _ l: UnsafeRawBufferPointer?, _ r: UnsafeRawBufferPointer?,
+                  _ note: String) -> ProjectionDifference {
             ProjectionDifference(projection: "", database: "", key: Array(key), live: l.map { Array($0) },
                                  rebuilt: r.map { Array($0) }, note: note)
         }

@@ -78,7 +78,8 @@ import Testing
         }
         let head = try l.read { try $0.head().seq }
         let seconds = (ContinuousClock.now - started) / .seconds(1)
-        print("fixture: \(head) events, \(i) actions, appended with inline projections at \(Int(Double(head) / seconds)) events/s (no fsync)")
+        print("fixture: \(head) events, \(i) actions, appended with inline projections at "
+            + "\(Int(Double(head) / seconds)) events/s (no fsync)")
         try l.environment.sync()
         try "\(i)".write(toFile: marker, atomically: true, encoding: .utf8)
         return i
