@@ -52,6 +52,37 @@ import Testing
         print("(checksum \(sink))")
     }
 
+    /// What the inline projections cost an append: the same 200k-event mix with the
+    /// standard projections and with none (group commit, no fsync, so the fold shows).
+    @Test(.enabled(if: directory != nil)) func inlineAppendOverhead() throws {
+        for (name, registry) in [("none", ProjectionRegistry([])), ("standard", ProjectionRegistry.standard)] {
+            let path = Self.directory! + "/append-\(name)-\(UUID().uuidString).lmdb"
+            defer { for p in [path, path + "-lock"] { try? FileManager.default.removeItem(atPath: p) } }
+            var options = Ledger.Options()
+            options.environment.unsafeNoSync = true
+            options.environment.mapSize = 1 << 30
+            options.projections = registry
+            let l = try Ledger(path: path, options: options)
+            _ = try l.execute(group: (0..<Self.persons).map { p in
+                CommandRequest(.linkDevice(device: "device-\(p)", person: "person-\(p)", org: "org", label: "phone \(p)",
+                                           platform: .ios), now: t0)
+            })
+            let started = ContinuousClock.now
+            var i = 0
+            while try l.read({ try $0.head().seq }) < 200_000 {
+                var group: [CommandRequest] = []
+                while group.count < 3000 {
+                    group += Self.commands(i)
+                    i += 1
+                }
+                for r in try l.execute(group: group) { _ = try r.get() }
+            }
+            let head = try l.read { try $0.head().seq }
+            let seconds = (ContinuousClock.now - started) / .seconds(1)
+            print("append with \(name) projections: \(Int(Double(head) / seconds)) events/s over \(head) events")
+        }
+    }
+
     /// ~1M events, the benchmarks' mix: for action i (200 persons, 12 s apart) i%10 in
     /// 0…3 medium reviewed then approved; 4…5 low and confident, auto-shipped; 6…7 low,
     /// approved; 8 dismissed; 9 left pending. Built with `unsafeNoSync` (set-up only).

@@ -1,7 +1,8 @@
 import Testing
 @testable import ActionLedger
 
-/// Thousands of random commands → the inline projections equal a full rebuild (by
+/// Random command sequences (three long ones, 200 short ones in fresh ledgers) → the
+/// inline projections equal a full rebuild (by
 /// digest, entry by entry) and answer every query as an independent reference model does.
 @Suite struct ProjectionPropertyTests {
     @Test(arguments: [1 as UInt64, 2, 3])
@@ -17,10 +18,33 @@ import Testing
         }
         #expect(accepted > 1200, "the workload should be mostly valid")
 
+        let model = try check(l, work)
+        #expect(model.autoShips.count > 10 && model.devices.values.contains { $0.revokedAt != nil } && model.policyVersion > 0)
+    }
+
+    /// Many short sequences, each in a fresh ledger: every one checked the same way.
+    @Test(arguments: 0..<8)
+    func manyShortSequences(batch: Int) throws {
+        var stats = (events: 0, autoShips: 0, policies: 0)
+        for n in 0..<25 {
+            let t = try TempLedger()
+            var work = RandomWorkload(seed: UInt64(1000 + batch * 25 + n))
+            _ = try t.ledger.execute(group: work.setUp())
+            _ = try t.ledger.execute(group: (0..<Int.random(in: 10...60, using: &work.rng)).map { _ in work.next() })
+            let model = try check(t.ledger, work)
+            stats.events += model.timeline.values.map(\.count).reduce(0, +)
+            stats.autoShips += model.autoShips.count
+            stats.policies += Int(model.policyVersion)
+        }
+        #expect(stats.events > 25 * 20 && stats.autoShips > 0 && stats.policies > 0)
+    }
+
+    /// Inline = rebuild (digests and entries) and every query = the reference model.
+    @discardableResult
+    private func check(_ l: Ledger, _ work: RandomWorkload) throws -> ReferenceModel {
         var model = ReferenceModel()
         try l.read { r in try r.forEach { model.fold($0.event); return true } }
         let head = try l.read { try $0.head().seq }
-        #expect(model.autoShips.count > 10 && model.devices.values.contains { $0.revokedAt != nil } && model.policyVersion > 0)
 
         // Inline digests = a shadow rebuild's digests = the digests recomputed from the entries.
         let live = try l.environment.read { txn in try l.registry.projections.map { try l.registry.meta($0.name, in: txn)! } }
@@ -69,6 +93,7 @@ import Testing
         let byActor = try l.query { try $0.audit(.actor("system:policy"), limit: 100_000) }
         #expect(byActor.entries.map(\.seq) == model.trails.values.flatMap { $0 }.filter { $0.actor == "system:policy" }
             .map(\.seq).sorted())
+        return model
     }
 
     private func compareToday(_ l: Ledger, _ model: ReferenceModel, _ person: String, _ now: Timestamp) throws {
