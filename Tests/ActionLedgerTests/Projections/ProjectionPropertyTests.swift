@@ -2,8 +2,8 @@ import Testing
 @testable import ActionLedger
 
 /// Random command sequences (three long ones, 200 short ones in fresh ledgers) → the
-/// inline projections equal a full rebuild (by
-/// digest, entry by entry) and answer every query as an independent reference model does.
+/// inline projections equal a full rebuild (by digest, entry by entry) and answer every
+/// query as an independent reference model does.
 @Suite struct ProjectionPropertyTests {
     @Test(arguments: [1 as UInt64, 2, 3])
     func inlineEqualsRebuildEqualsReferenceModel(seed: UInt64) throws {
