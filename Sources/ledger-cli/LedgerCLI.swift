@@ -12,6 +12,7 @@ struct LedgerCLI: ParsableCommand {
             Execute.self, Expire.self, Devices.self, PolicyCommand.self, Show.self, Log.self, Demo.self,
             // Projections and queries (issue 3)
             // Integrity and operations (issue 4)
+            Verify.self, Keygen.self, CheckpointCommand.self, Backup.self, Export.self, Import.self, Stress.self,
         ]
     )
 }
