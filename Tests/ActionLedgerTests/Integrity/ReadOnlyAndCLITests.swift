@@ -115,6 +115,15 @@ import Testing
             #expect(try Ledger(path: fresh).read { try $0.head() } == .empty)
             #expect(try f.ledger(["import", importFile]).status == LedgerError.Code.notEmpty.exitStatus)
         }
+        // A well-formed batch the engine refuses (its second item re-proposes a1) is all or
+        // nothing too, down to the bytes.
+        let fresh = JSONMutator.set(HostileInputTests.proposalDoc, ["command_id"], nil)
+        let dup = JSONMutator.set(fresh, ["action_id"], "a1")
+        let dupFile = f.path("dup.jsonl")
+        try Data((fresh.serialized() + "\n" + dup.serialized() + "\n").utf8).write(to: URL(fileURLWithPath: dupFile))
+        let refused = try f.ledger(["propose", "--batch", dupFile, "--json"])
+        #expect(refused.status == LedgerError.Code.duplicateAction.exitStatus && refused.stdout.contains("\"line\":2"), "\(refused.stdout)")
+        #expect(try f.ledger(["approve", "a1", "--device", "iphone"]).status == LedgerError.Code.alreadyDecided.exitStatus)
         #expect(try F.fileDigest(f.db) == before, "refused input changed the store")
     }
 }
