@@ -35,6 +35,17 @@ public struct ChainVerifier: Sendable {
     /// `storedHash` the hash recorded with it, `bytes` its canonical bytes.
     @inline(__always)
     public mutating func next(key: UInt64, storedHash: Digest, bytes: UnsafeRawBufferPointer) throws {
+        let previous = hash
+        try advance(key: key, storedHash: storedHash, bytes: bytes)
+        try Self.checkHash(key, previous: previous, stored: storedHash, bytes: bytes, deep: deep)
+    }
+
+    /// Every check of ``next(key:storedHash:bytes:)`` except the hash and deep decoding,
+    /// which depend only on this event and the previous stored hash, so that
+    /// ``LogVerifier`` can run them on other threads. Moves on trusting `storedHash`: the
+    /// chain holds when every event's hash check passes, by induction from the zero hash.
+    @inline(__always)
+    mutating func advance(key: UInt64, storedHash: Digest, bytes: UnsafeRawBufferPointer) throws {
         let expected = seq &+ 1
         guard key == expected else {
             if key > expected {
@@ -53,18 +64,24 @@ public struct ChainVerifier: Sendable {
         guard bytes[0] == EventCodec.formatVersion else {
             throw Self.failure(key, "format", "seq \(key): unknown encoding format \(bytes[0])")
         }
-        let computed = Digest.sha256(hash, bytes)
-        guard computed == storedHash else {
-            throw Self.failure(key, "hash_mismatch", "seq \(key): hash mismatch: stored \(storedHash.hex), "
-                + "computed \(computed.hex) from the previous hash and the event's bytes")
-        }
-        if deep { try Self.checkCanonical(key, bytes) }
-        if let (at, want) = mustPass, at == key, want != computed {
+        if let (at, want) = mustPass, at == key, want != storedHash {
             throw Self.failure(key, "checkpoint_mismatch", "seq \(key): the log does not extend the checkpoint: "
-                + "its hash is \(computed.hex), the checkpoint says \(want.hex)")
+                + "its hash is \(storedHash.hex), the checkpoint says \(want.hex)")
         }
         seq = key
-        hash = computed
+        hash = storedHash
+    }
+
+    /// SHA-256(previous ‖ bytes) must equal the stored hash; with `deep`, the bytes must
+    /// also be a canonical encoding.
+    @inline(__always)
+    static func checkHash(_ key: UInt64, previous: Digest, stored: Digest, bytes: UnsafeRawBufferPointer, deep: Bool) throws {
+        let computed = Digest.sha256(previous, bytes)
+        guard computed == stored else {
+            throw failure(key, "hash_mismatch", "seq \(key): hash mismatch: stored \(stored.hex), "
+                + "computed \(computed.hex) from the previous hash and the event's bytes")
+        }
+        if deep { try checkCanonical(key, bytes) }
     }
 
     /// Decodes `bytes` and requires the re-encoding to be byte-identical.

@@ -62,19 +62,33 @@ struct LogVerifier {
         }
         let first = chain.seq + 1
         let interval = max(options.progressInterval, 1)
-        try reader.txn.scan(reader.dbs.events, from: Keys.u64(first)) { k, v in
-            guard k.count == 8 else {
-                throw ChainVerifier.failure(chain.seq + 1, "bad_key", "seq \(chain.seq + 1): an event key of \(k.count) bytes")
+        let pipeline = HashCheckPipeline(deep: options.deep)
+        do {
+            try reader.txn.scan(reader.dbs.events, from: Keys.u64(first)) { k, v in
+                guard k.count == 8 else {
+                    throw ChainVerifier.failure(chain.seq + 1, "bad_key", "seq \(chain.seq + 1): an event key of \(k.count) bytes")
+                }
+                let key = Keys.readU64(k)
+                guard v.count >= 32 else {
+                    throw ChainVerifier.failure(key, "truncated", "seq \(key): stored value of \(v.count) bytes, shorter than its hash")
+                }
+                let stored = Digest(bytes: UnsafeRawBufferPointer(rebasing: v[0..<32]))!
+                let bytes = UnsafeRawBufferPointer(rebasing: v[32...])
+                let previous = chain.hash
+                try chain.advance(key: key, storedHash: stored, bytes: bytes)
+                pipeline.add(.init(seq: key, previous: previous, stored: stored, bytes: bytes))
+                if key % interval == 0 {
+                    if pipeline.hasFailed { return false }
+                    progress?(key, head.seq)
+                }
+                return true
             }
-            let key = Keys.readU64(k)
-            guard v.count >= 32 else {
-                throw ChainVerifier.failure(key, "truncated", "seq \(key): stored value of \(v.count) bytes, shorter than its hash")
-            }
-            let stored = Digest(bytes: UnsafeRawBufferPointer(rebasing: v[0..<32]))!
-            try chain.next(key: key, storedHash: stored, bytes: UnsafeRawBufferPointer(rebasing: v[32...]))
-            if let progress, key % interval == 0 { progress(key, head.seq) }
-            return true
+        } catch {
+            // Wait for the workers before the snapshot closes; a hash failure at a smaller
+            // seq wins over this one.
+            try pipeline.finish(walkError: error)
         }
+        try pipeline.finish()
         try chain.finish(head: head)
         progress?(chain.seq, head.seq)
         return VerifyReport(checked: chain.seq + 1 - first, firstSeq: first, head: head, deep: options.deep)
