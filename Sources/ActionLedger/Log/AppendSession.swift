@@ -10,6 +10,8 @@ final class AppendSession {
     let registry: ProjectionRegistry
     let stores: [ProjectionStore]
     private(set) var head: LogHead
+    /// The head when the transaction began: nothing appended means nothing to record.
+    private let initialHead: LogHead
 
     var reader: LogReader { LogReader(txn: txn, dbs: dbs) }
 
@@ -18,6 +20,7 @@ final class AppendSession {
         self.dbs = dbs
         self.registry = registry
         head = try LogReader(txn: txn, dbs: dbs).head()
+        initialHead = head
         stores = try registry.liveStores(in: txn)
         for (p, s) in zip(registry.projections, stores) where s.checkpoint != head.seq {
             throw LedgerError(.projectionStale, "projection \(p.name) is at seq \(s.checkpoint), the log at \(head.seq): "
@@ -146,6 +149,9 @@ final class AppendSession {
     /// Writes the head and every projection's checkpoint and digest:
     /// called once, just before commit, so they land in the same transaction as the events.
     func finish() throws {
+        // A transaction whose commands were all refused writes nothing, so the commit
+        // leaves the file byte-for-byte unchanged (LMDB skips a commit with no dirty pages).
+        guard head != initialHead else { return }
         var v = Keys.u64(head.seq)
         head.hash.withBytes { v.append(contentsOf: $0) }
         try txn.put(dbs.meta, key: MetaKey.head, value: v)

@@ -48,6 +48,19 @@ public final class Environment: @unchecked Sendable {
     /// Clears stale reader slots left by crashed processes (`mdb_reader_check`).
     /// - throws: ``LMDBError`` when LMDB refuses the file.
     public init(path: String, options: Options = Options()) throws {
+        do {
+            env = try Environment.openHandle(path, options, noLock: false)
+        } catch let error as LMDBError where options.readOnly && error.code == EACCES {
+            // Auditor mode on files we may not write (a copy on read-only media, another
+            // user's store): the lock file cannot be opened, so read without it. Safe only
+            // when no process writes the file meanwhile (Specs/integrity.md says so).
+            env = try Environment.openHandle(path, options, noLock: true)
+        }
+        self.path = path
+        isReadOnly = options.readOnly
+    }
+
+    private static func openHandle(_ path: String, _ options: Options, noLock: Bool) throws -> OpaquePointer {
         var handle: OpaquePointer?
         try check(mdb_env_create(&handle), "mdb_env_create")
         guard let handle else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create") }
@@ -61,16 +74,15 @@ public final class Environment: @unchecked Sendable {
             var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if options.unsafeNoSync { flags |= UInt32(MDB_NOSYNC) }
+            if noLock { flags |= UInt32(MDB_NOLOCK) }
             try check(mdb_env_open(handle, path, flags, 0o644), "mdb_env_open(\(path))")
             var dead: Int32 = 0
-            _ = mdb_reader_check(handle, &dead)
+            if !noLock { _ = mdb_reader_check(handle, &dead) }
         } catch {
             mdb_env_close(handle)
             throw error
         }
-        env = handle
-        self.path = path
-        isReadOnly = options.readOnly
+        return handle
     }
 
     deinit { mdb_env_close(env) }

@@ -1,0 +1,26 @@
+import ActionLedger
+import ArgumentParser
+
+struct CheckpointCommand: LedgerSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "checkpoint",
+        abstract: "Print a signed checkpoint (log size, head hash, time, key id, signature) as JSON on stdout.",
+        discussion: "Keep it outside the store: `ledger verify --checkpoint FILE --pubkey PREFIX.pub` then proves the log still extends it.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "The private key file (PREFIX.key from `ledger keygen`).")
+    var key: String
+
+    func execute() throws {
+        let signingKey = try CheckpointSigningKey(json: JSONParser.parse(Output.read(key)))
+        guard FileManagerShim.exists(global.path) else {
+            throw LedgerError(.invalidInput, "no ledger at \(global.path) (set --db or LEDGER_DB)")
+        }
+        let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
+        let head = try ledger.read { try $0.head() }
+        let cp = try Checkpoint(head: head, time: try global.now(), key: signingKey)
+        // Always one line of JSON: the checkpoint is a file format, not a display.
+        Output.line(cp.json)
+    }
+}

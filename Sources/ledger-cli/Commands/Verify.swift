@@ -1,0 +1,87 @@
+import ActionLedger
+import ArgumentParser
+import Foundation
+
+struct Verify: LedgerSubcommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check the hash chain, dense seqs and head record; on failure name the first bad seq.",
+        discussion: """
+            Streams the log in one read snapshot (constant memory). With --checkpoint and --pubkey, also \
+            proves the log still extends a signed checkpoint kept outside the store: that is the only way a \
+            truncated tail is caught. --export verifies a JSONL export with no LMDB environment at all.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "A signed checkpoint (from `ledger checkpoint`) the log must still extend.")
+    var checkpoint: String?
+
+    @Option(name: .customLong("from-checkpoint"), help: "Trust this signed checkpoint and verify only the events after it.")
+    var fromCheckpoint: String?
+
+    @Option(help: "The public key (PREFIX.pub) the checkpoints must be signed with.")
+    var pubkey: String?
+
+    @Option(help: "Verify this export (JSONL) instead of the store; no LMDB environment is opened.")
+    var export: String?
+
+    @Flag(help: "Also decode every event and require its canonical re-encoding (slower).")
+    var deep = false
+
+    func execute() throws {
+        let key = try pubkey.map { try CheckpointPublicKey(json: JSONParser.parse(Output.read($0))) }
+        func load(_ path: String?, _ option: String) throws -> Checkpoint? {
+            guard let path else { return nil }
+            guard let key else { throw LedgerError(.invalidInput, "\(option) needs --pubkey PREFIX.pub to check its signature") }
+            let cp = try Checkpoint(json: JSONParser.parse(Output.read(path)))
+            try cp.verifySignature(with: key)
+            return cp
+        }
+        let cp = try load(checkpoint, "--checkpoint")
+        let start = try load(fromCheckpoint, "--from-checkpoint")
+        let progress = Progress()
+        let report: VerifyReport
+        if let export {
+            guard start == nil else { throw LedgerError(.invalidInput, "--from-checkpoint does not apply to --export") }
+            report = try ExportVerifier.verify(path: export, checkpoint: cp) { progress.show($0, nil) }
+        } else {
+            guard FileManager.default.fileExists(atPath: global.path) else {
+                throw LedgerError(.invalidInput, "no ledger at \(global.path) (set --db or LEDGER_DB)")
+            }
+            // Verification never writes: always MDB_RDONLY, whatever --read-only says.
+            let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
+            report = try ledger.verify(VerifyOptions(deep: deep, checkpoint: cp, start: start)) { progress.show($0, $1) }
+        }
+        progress.clear()
+        if global.json {
+            var o = report.json
+            if case .object(var obj) = o, let cp {
+                obj["checkpoint"] = ["log_size": .number(Double(cp.logSize)), "key_id": .string(cp.keyId)]
+                o = .object(obj)
+            }
+            Output.json(o)
+        } else {
+            var text = "ok: \(report.head.seq) events, chain intact (checked \(report.checked) from seq \(report.firstSeq)); "
+                + "head \(report.head.hash.hex)"
+            if let cp { text += "; extends checkpoint at \(cp.logSize) signed by \(cp.keyId)" }
+            print(text)
+        }
+    }
+}
+
+/// Progress on stderr, only when stderr is a terminal.
+final class Progress {
+    private let enabled = isatty(2) != 0
+    private var shown = false
+
+    func show(_ seq: UInt64, _ total: UInt64?) {
+        guard enabled else { return }
+        let text = total.map { "verified \(seq) / \($0)" } ?? "verified \(seq)"
+        FileHandle.standardError.write(Data(("\r" + text).utf8))
+        shown = true
+    }
+
+    func clear() {
+        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}

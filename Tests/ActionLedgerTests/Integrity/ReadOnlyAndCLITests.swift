@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// Auditor mode and hostile input through the `ledger` binary: refusals leave the store
+/// byte-for-byte unchanged.
+@Suite(.serialized) struct ReadOnlyAndCLITests {
+    typealias F = IntegrityFixtures
+
+    func populatedStore() throws -> ProcessFixture {
+        let f = try ProcessFixture("ro")
+        try f.withLedger { try F.populate($0) }
+        return f
+    }
+
+    /// Read-only queries, and write commands that must be refused with `--read-only`.
+    static let queries: [[String]] = [["verify"], ["verify", "--deep"], ["export"], ["log"], ["show", "a1"], ["devices", "list"]]
+    static let writes: [[String]] = [["approve", "a1", "--device", "iphone"], ["import", "x.jsonl"],
+                                     ["devices", "link", "d9", "--person", "quinn", "--label", "x", "--platform", "ios"],
+                                     ["propose", "-"], ["policy", "set", "-"]]
+
+    @Test func readOnlyQueriesLeaveTheDataFileIdenticalAndWritesAreRefused() throws {
+        let f = try populatedStore()
+        // As root, permissions do not stop writes: chmod documents intent; MDB_RDONLY and
+        // unchanged bytes are what prove nothing was written.
+        chmod(f.db, 0o444)
+        let before = try F.fileDigest(f.db)
+        for q in Self.queries {
+            let r = try f.ledger(q + ["--read-only"])
+            #expect(r.status == 0, "\(q): \(r.stderr)")
+        }
+        for w in Self.writes {
+            let r = try f.ledger(w + ["--read-only"], stdin: w[0] == "propose" ? HostileInputTests.proposalDoc.serialized() : "{}")
+            #expect(r.status == LedgerError.Code.readOnly.exitStatus, "\(w): \(r.status) \(r.stderr)")
+        }
+        #expect(try F.fileDigest(f.db) == before)
+    }
+
+    @Test func readOnlyWorksOnFilesANonRootUserCannotWrite() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        let f = try populatedStore()
+        // A copy as on read-only media: no lock file, directory and file not writable by `nobody`.
+        let media = f.path("media")
+        try FileManager.default.createDirectory(atPath: media, withIntermediateDirectories: true)
+        let copy = media + "/copy.lmdb"
+        #expect(try f.ledger(["backup", copy]).status == 0)
+        try? FileManager.default.removeItem(atPath: copy + "-lock")
+        chmod(copy, 0o444)
+        chmod(media, 0o555)
+        chmod(f.dir.path, 0o755)
+        let before = try F.fileDigest(copy)
+        func asNobody(_ args: [String]) throws -> LedgerProcess.Output {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", LedgerProcess.binary] + args + ["--db", copy]
+            let out = Pipe(), err = Pipe()
+            p.standardOutput = out
+            p.standardError = err
+            try p.run()
+            let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            return LedgerProcess.Output(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                                        stderr: String(decoding: e, as: UTF8.self))
+        }
+        // The build folder may not be reachable by `nobody` (a clone under /root): then skip.
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        probe.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/test", "-x", LedgerProcess.binary]
+        try probe.run()
+        probe.waitUntilExit()
+        guard probe.terminationStatus == 0 else { return }
+        for q in Self.queries {
+            let r = try asNobody(q + ["--read-only"])
+            #expect(r.status == 0, "\(q) as nobody: \(r.stderr)")
+        }
+        let write = try asNobody(["approve", "a1", "--device", "iphone"])
+        #expect(write.status != 0)
+        #expect(try F.fileDigest(copy) == before)
+        #expect(!FileManager.default.fileExists(atPath: copy + "-lock"))
+    }
+
+    @Test func hostileInputThroughTheCLIIsRefusedAndWritesNothing() throws {
+        let f = try populatedStore()
+        try f.withLedger { $0.environment }.sync()
+        let before = try F.fileDigest(f.db)
+        var rng = TestRNG(seed: 77)
+        var m = JSONMutator(rng: TestRNG(seed: 78))
+        let proposal = Array(HostileInputTests.proposalDoc.serialized().utf8)
+        let policy = Array(HostileInputTests.policy.serialized().utf8)
+        var exportText: [UInt8] = []
+        try f.withLedger { l in try l.exportJSONL { exportText += $0 } }
+        var exportLines = exportText.split(separator: 0x0A).map(Array.init)
+        for i in 0..<16 {
+            // Byte-level damage that never yields valid input: truncation or invalid UTF-8.
+            func damage(_ b: [UInt8]) -> [UInt8] {
+                i % 2 == 0 ? Array(b.prefix(1 + rng.int(b.count - 2))) : { var c = b; c.insert(0xFF, at: 1 + rng.int(b.count - 1)); return c }()
+            }
+            // Through files, not a String: invalid UTF-8 must reach the parser as bytes.
+            let singleFile = f.path("single-\(i).json"), policyFile = f.path("policy-\(i).json")
+            try Data(damage(proposal)).write(to: URL(fileURLWithPath: singleFile))
+            try Data(damage(policy)).write(to: URL(fileURLWithPath: policyFile))
+            let single = try f.ledger(["propose", singleFile, "--json"])
+            #expect(single.status == 2 && single.stdout.contains("invalid_input"), "propose #\(i): \(single.stderr)")
+            let batchFile = f.path("batch-\(i).jsonl")
+            var batch = Array(repeating: proposal, count: 3)
+            let bad = rng.int(3)
+            batch[bad] = Array(JSONMutator.set(HostileInputTests.proposalDoc, ["confidence"], [1.5, -1, "x", .null][i % 4]).serialized().utf8)
+            try Data(batch.flatMap { $0 + [0x0A] }).write(to: URL(fileURLWithPath: batchFile))
+            let b = try f.ledger(["propose", "--batch", batchFile, "--json"])
+            #expect(b.status == 2 && b.stdout.contains("\"line\":\(bad + 1)") && b.stdout.contains("confidence"), "batch #\(i): \(b.stdout)")
+            let p = try f.ledger(["policy", "set", policyFile])
+            #expect(p.status == 2, "policy #\(i): \(p.stderr)")
+            let k = rng.int(exportLines.count)
+            let saved = exportLines[k]
+            exportLines[k] = m.bytes(saved)
+            let importFile = f.path("import-\(i).jsonl")
+            try Data(exportLines.flatMap { $0 + [0x0A] }).write(to: URL(fileURLWithPath: importFile))
+            exportLines[k] = saved
+            let fresh = f.path("fresh-\(i).lmdb")
+            let imp = try f.ledger(["import", importFile, "--json"], db: fresh)
+            #expect(imp.status == 2 && imp.stdout.contains("\"line\":\(k + 1)"), "import #\(i) line \(k + 1): \(imp.stdout)")
+            #expect(try Ledger(path: fresh).read { try $0.head() } == .empty)
+            #expect(try f.ledger(["import", importFile]).status == LedgerError.Code.notEmpty.exitStatus)
+        }
+        // A well-formed batch the engine refuses (its second item re-proposes a1) is all or
+        // nothing too, down to the bytes.
+        let fresh = JSONMutator.set(HostileInputTests.proposalDoc, ["command_id"], nil)
+        let dup = JSONMutator.set(fresh, ["action_id"], "a1")
+        let dupFile = f.path("dup.jsonl")
+        try Data((fresh.serialized() + "\n" + dup.serialized() + "\n").utf8).write(to: URL(fileURLWithPath: dupFile))
+        let refused = try f.ledger(["propose", "--batch", dupFile, "--json"])
+        #expect(refused.status == LedgerError.Code.duplicateAction.exitStatus && refused.stdout.contains("\"line\":2"), "\(refused.stdout)")
+        #expect(try f.ledger(["approve", "a1", "--device", "iphone"]).status == LedgerError.Code.alreadyDecided.exitStatus)
+        #expect(try F.fileDigest(f.db) == before, "refused input changed the store")
+    }
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""An independent verifier for ActionLedger exports, written only from Specs/integrity.md.
+
+    verify_export.py EXPORT.jsonl [CHECKPOINT.json PUBKEY.pub]
+
+Rebuilds each event's canonical bytes from its JSON (§2, §5.3), re-computes the hash chain
+(§1, §3) and, given a checkpoint and public key, checks its Ed25519 signature over the
+documented bytes (§4) and that the export extends it. Exit 0 and "ok N HEAD" on success;
+exit 1 and "seq N: problem" on the first failure.
+"""
+import hashlib, json, re, struct, sys
+from datetime import datetime, timezone
+
+CODES = {"action.proposed": 1, "action.reviewed": 2, "action.confirmed": 3, "action.approved": 4,
+         "action.auto_shipped": 5, "action.dismissed": 6, "action.held": 7, "action.edited": 8,
+         "action.executed": 9, "action.failed": 10, "action.expired": 11, "device.linked": 20,
+         "device.revoked": 21, "policy.set": 30}
+STAKES = {"low": 0, "medium": 1, "high": 2}
+
+def u8(v): return bytes([v])
+def fixed64(v): return struct.pack(">Q", v & (2**64 - 1))
+def varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80); v >>= 7
+    out.append(v); return bytes(out)
+def string(s): b = s.encode("utf-8"); return varint(len(b)) + b
+def double(d): return struct.pack(">d", float(d))
+def digest(h): assert re.fullmatch(r"[0-9a-f]{64}", h); return bytes.fromhex(h)
+def optional(v, f): return b"\x00" if v is None else b"\x01" + f(v)
+
+def ms(text):
+    m = re.fullmatch(r"(\d{4}-\d\d-\d\d)T(\d\d):(\d\d)(?::(\d\d)(?:\.(\d+))?)?(Z|[+-]\d\d:\d\d)", text)
+    y, mo, d = map(int, m.group(1).split("-"))
+    secs = datetime(y, mo, d, int(m.group(2)), int(m.group(3)), int(m.group(4) or 0), tzinfo=timezone.utc).timestamp()
+    frac = int(((m.group(5) or "") + "000")[:3])
+    total = int(secs) * 1000 + frac
+    if m.group(6) != "Z":
+        sign = 1 if m.group(6)[0] == "+" else -1
+        total -= sign * (int(m.group(6)[1:3]) * 3600000 + int(m.group(6)[4:6]) * 60000)
+    return total
+def timestamp(text): return fixed64(ms(text))
+
+def compact(v):
+    if v is None: return "null"
+    if v is True: return "true"
+    if v is False: return "false"
+    if isinstance(v, (int, float)):
+        if float(v) == int(v) and abs(v) < 1e15: return str(int(v))
+        return repr(float(v))  # shortest round-trip; matches for the values the engine writes
+    if isinstance(v, str):
+        out = '"'
+        for c in v:
+            if c == '"': out += '\\"'
+            elif c == "\\": out += "\\\\"
+            elif c == "\n": out += "\\n"
+            elif c == "\r": out += "\\r"
+            elif c == "\t": out += "\\t"
+            elif ord(c) < 0x20: out += "\\u%04x" % ord(c)
+            else: out += c
+        return out + '"'
+    if isinstance(v, list): return "[" + ",".join(compact(x) for x in v) + "]"
+    return "{" + ",".join(compact(k) + ":" + compact(x) for k, x in v.items()) + "}"
+
+def preview(p):
+    return string(p["text"]) + varint(p.get("assets", 0)) + optional(p.get("price"), double)
+
+def payload(t, d):
+    if t == "action.proposed":
+        return (string(d["specialist"]["name"]) + string(d["specialist"]["agent"]) + string(d["surface"]) + string(d["kind"])
+                + string(d["target"]["type"]) + string(d["target"]["id"]) + u8(STAKES[d["stakes"]]) + double(d["confidence"])
+                + preview(d["preview"]) + string(d["rationale"]) + optional(d.get("scheduled_for"), timestamp)
+                + optional(d.get("expires_at"), timestamp) + digest(d["content_hash"]))
+    if t in ("action.reviewed", "action.confirmed"):
+        return digest(d["content_hash"]) + varint(d["policy_version"])
+    if t == "action.approved":
+        return (digest(d["content_hash"]) + varint(d["policy_version"]) + string(d["rule"]) + u8(STAKES[d["stakes"]])
+                + u8(1 if d.get("user_verified") else 0))
+    if t == "action.auto_shipped":
+        return digest(d["content_hash"]) + varint(d["policy_version"]) + string(d["rule"]) + double(d["confidence"])
+    if t == "action.dismissed": return string(d["reason"]) + varint(d["policy_version"])
+    if t == "action.held": return timestamp(d["until"])
+    if t == "action.edited": return preview(d["preview"]) + digest(d["content_hash"])
+    if t in ("action.executed", "action.failed"): return string(compact(d["outcome"]))
+    if t == "action.expired": return b""
+    if t == "device.linked": return string(d["device"]) + string(d["label"]) + string(d["platform"])
+    if t == "device.revoked": return string(d["device"]) + string(d["reason"])
+    if t == "policy.set":
+        a = d["auto_ship"]
+        return (varint(d["version"]) + u8(1 if a["enabled"] else 0) + double(a["confidence_floor"]) + varint(a["daily_cap"])
+                + varint(len(d["user_verification"])) + b"".join(u8(STAKES[s]) for s in d["user_verification"])
+                + varint(len(d["raise"])) + b"".join(optional(r.get("kind"), string) + optional(r.get("surface"), string)
+                                                    + u8(STAKES[r["stakes"]]) for r in d["raise"]))
+    raise ValueError("unknown type " + t)
+
+def canonical(e):
+    return (u8(1) + u8(CODES[e["type"]]) + u8(e["schema_version"]) + fixed64(e["seq"]) + timestamp(e["at"])
+            + string(e["actor"]) + optional(e.get("device"), string) + string(e["command_id"]) + string(e["org"])
+            + string(e["person"]) + optional(e.get("action_id"), string) + payload(e["type"], e["data"]))
+
+def main(argv):
+    checkpoint = None
+    if len(argv) == 4:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+        cp, pub = json.load(open(argv[2])), json.load(open(argv[3]))
+        raw = bytes.fromhex(pub["public_key"])
+        assert hashlib.sha256(raw).hexdigest()[:16] == pub["key_id"] == cp["key_id"], "key id"
+        signed = "%s\n%d\n%s\n%s\n%s\n" % (cp["format"], cp["log_size"], cp["head_hash"], cp["time"], cp["key_id"])
+        Ed25519PublicKey.from_public_bytes(raw).verify(bytes.fromhex(cp["signature"]), signed.encode("ascii"))
+        checkpoint = (cp["log_size"], cp["head_hash"])
+    prev, seq = bytes(32), 0
+    for line in open(argv[1], "rb"):
+        e = json.loads(line)
+        if e["seq"] != seq + 1: print("seq %d: missing" % (seq + 1)); return 1
+        h = hashlib.sha256(prev + canonical(e)).digest()
+        if h.hex() != e["hash"]: print("seq %d: hash mismatch" % e["seq"]); return 1
+        if checkpoint and checkpoint[0] == e["seq"] and checkpoint[1] != h.hex():
+            print("seq %d: does not extend the checkpoint" % e["seq"]); return 1
+        prev, seq = h, e["seq"]
+    if checkpoint and seq < checkpoint[0]: print("seq %d: truncated before the checkpoint" % (seq + 1)); return 1
+    print("ok", seq, prev.hex()); return 0
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
