@@ -2,11 +2,11 @@ import Foundation
 import Testing
 @testable import ActionLedger
 
-/// Specs/integrity.md is enough to verify an export: Tools/integrity/verify_export.py,
+/// Specs/integrity.md is enough to verify an export: Specs/tools/verify_export.py,
 /// written from the spec alone, agrees with the engine on every event type.
 @Suite struct IndependentVerifierTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Tools/integrity/verify_export.py").path
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Specs/tools/verify_export.py").path
 
     func python(_ args: [String]) throws -> (Int32, String) {
         let p = Process()
