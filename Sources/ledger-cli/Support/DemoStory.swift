@@ -128,8 +128,21 @@ struct DemoStory {
         summary = ["proposals": .number(Double(DemoDay.drafts.count)), "auto_shipped": .number(Double(autoShipped)),
                    "still_pending": .number(Double(pending)), "refusals": .number(Double(refusals)),
                    "events": .number(Double(head.seq))]
+        let end = time(450)  // evening: after the last draft of the day
+        let feed = try ledger.query { try $0.today(TodayQuery(person: "quinn", now: end, limit: 5)) }
+        summary["today_count"] = .number(Double(feed.count))
         say("")
-        say("📒 \(head.seq) events recorded; \(pending) drafts still need Quinn; \(refusals) taps refused by policy.")
-        say("   Chain head \(head.hash.hex.prefix(16))…  Try: ledger show of-05, ledger log --from 1")
+        say("📋 Quinn's Today feed at \(clock(end)): \(feed.headline)")
+        for item in feed.items {
+            say("   [\(item.stakes.rawValue)] \(item.actionId) \(item.proposal.specialist.name): "
+                + "\"\(item.proposal.preview.text)\" → next tap: \(item.nextTap.rawValue)")
+        }
+        if feed.count > feed.items.count { say("   … and \(feed.count - feed.items.count) more") }
+        for d in feed.drafts { say("   \(d.specialist) drafted \(d.count)") }
+        say("   Auto-shipped (last 24h): \(feed.autoShipped.count) — "
+            + feed.autoShipped.byKind.map { "\($0.count) \($0.kind)" }.joined(separator: ", "))
+        say("")
+        say("📒 \(head.seq) events recorded; \(pending) actions still pending (held ones included); \(refusals) taps refused by policy.")
+        say("   Chain head \(head.hash.hex.prefix(16))…  Try: ledger show of-05, ledger audit action of-03, ledger verify")
     }
 }
