@@ -139,6 +139,16 @@ public struct JSONParser {
 
     private mutating func string() throws -> String {
         i += 1
+        // Fast path: most strings have no escapes; validate the run once and return it.
+        var j = i
+        while j < bytes.count, bytes[j] != UInt8(ascii: "\""), bytes[j] != UInt8(ascii: "\\"), bytes[j] >= 0x20 { j += 1 }
+        if j < bytes.count, bytes[j] == UInt8(ascii: "\"") {
+            guard let s = bytes.withUnsafeBufferPointer({ String(validating: $0[i..<j], as: UTF8.self) }) else {
+                throw fail("invalid UTF-8 in string")
+            }
+            i = j + 1
+            return s
+        }
         var scalars = String.UnicodeScalarView()
         var runStart = i
         func flushRun(_ end: Int) throws {
