@@ -6,23 +6,12 @@ struct AuditActor: LedgerSubcommand {
         commandName: "actor", abstract: "Audit entries of one actor in a window, oldest first.")
 
     @OptionGroup var global: GlobalOptions
-    @OptionGroup var time: NowOption
-    @OptionGroup var window: WindowOptions
-    @OptionGroup var format: CSVOption
+    @OptionGroup var listing: AuditListingOptions
 
     @Argument(help: "A person (or operator, system:policy, specialist:NAME).")
     var actor: String
 
-    @Option(help: "Entries per page.")
-    var limit = 100
-
-    @Option(name: .customLong("page-token"), help: "Continue after an earlier page (its next_page_token).")
-    var pageToken: String?
-
     func execute() throws {
-        let ledger = try global.open(write: false)
-        let w = try window.window(now: try time.resolve(global), defaultSince: nil)
-        let listing = try ledger.query { try $0.audit(.actor(actor), in: w, limit: limit, pageToken: pageToken) }
-        AuditPrinter.print(listing, global: global, csv: format.csv)
+        try listing.run(.actor(actor), global: global)
     }
 }

@@ -20,7 +20,7 @@ struct StressContend: LedgerSubcommand {
         let lock = NSLock()
         DispatchQueue.concurrentPerform(iterations: threads) { t in
             let device = "dev-\(process)-\(t)"
-            var rng = SplitMix(seed: seed &+ UInt64(process * 1000 + t))
+            var rng = SeededRandom(seed: seed &+ UInt64(process * 1000 + t))
             var work: [(String, String)] = []
             for id in ids { for op in ["review", "approve", "dismiss"] { work.append((id, op)) } }
             work.shuffle(using: &rng)
@@ -54,18 +54,6 @@ struct StressContend: LedgerSubcommand {
     }
 }
 
-/// A small deterministic generator (SplitMix64) so runs can be repeated from a seed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The map-growth test's writer: opens with a tiny map and appends large proposals one
 /// commit at a time, so the map must grow under it (and under the readers).

@@ -95,3 +95,24 @@ enum AuditPrinter {
         }
     }
 }
+
+/// The options every audit listing shares, and the one way they run.
+struct AuditListingOptions: ParsableArguments {
+    @OptionGroup var time: NowOption
+    @OptionGroup var window: WindowOptions
+    @OptionGroup var format: CSVOption
+
+    @Option(help: "Entries per page.")
+    var limit = 100
+
+    @Option(name: .customLong("page-token"), help: "Continue after an earlier page (its next_page_token).")
+    var pageToken: String?
+
+    /// Lists `index` in the window (`defaultSince` when no window option is given; nil: all time).
+    func run(_ index: AuditIndex, defaultSince: Int64? = nil, global: GlobalOptions) throws {
+        let ledger = try global.open(write: false)
+        let w = try window.window(now: try time.resolve(global), defaultSince: defaultSince)
+        let listing = try ledger.query { try $0.audit(index, in: w, limit: limit, pageToken: pageToken) }
+        AuditPrinter.print(listing, global: global, csv: format.csv)
+    }
+}

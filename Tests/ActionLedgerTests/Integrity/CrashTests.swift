@@ -16,7 +16,7 @@ import Testing
         // A fresh store every 100 kills keeps each check's full walk short in long runs.
         var db = dir.appendingPathComponent("l-0.lmdb").path
         let seed = UInt64(ProcessInfo.processInfo.environment["CRASH_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
-        var rng = TestRNG(seed: seed)
+        var rng = SeededRandom(seed: seed)
         var acknowledged: [UInt64: Digest] = [:]
         var killedMidRun = 0, totalAcknowledged = 0
         for i in 0..<Self.iterations {

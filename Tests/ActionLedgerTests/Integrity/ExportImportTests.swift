@@ -71,10 +71,10 @@ import Testing
         defer { withExtendedLifetime(source) {} }  // its directory holds the export file
         let target = try TempLedger()
         let before = try F.fileDigest(target.path)
-        var rng = TestRNG(seed: 41)
+        var rng = SeededRandom(seed: 41)
         for i in 0..<120 {
             let k = rng.int(lines.count)
-            var m = JSONMutator(rng: TestRNG(seed: rng.next()))
+            var m = JSONMutator(rng: SeededRandom(seed: rng.next()))
             var edited = lines
             switch i % 4 {
             case 0: edited[k] = m.bytes(lines[k])

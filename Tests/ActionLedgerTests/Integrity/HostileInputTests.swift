@@ -24,7 +24,7 @@ import Testing
     /// Runs the structured and byte-level properties against one parser.
     func properties(_ name: String, _ doc: JSON, seed: UInt64, skip: [String] = [],
                     _ parse: ([UInt8]) throws -> Void) {
-        var m = JSONMutator(rng: TestRNG(seed: seed))
+        var m = JSONMutator(rng: SeededRandom(seed: seed))
         let paths = JSONMutator.paths(doc, skip: skip)
         let valid = Array(doc.serialized().utf8)
         #expect(Verdict.of { try parse(valid) } == .accepted, "\(name): the base document must be valid")
@@ -92,12 +92,12 @@ import Testing
         try IntegrityFixtures.populate(t.ledger)
         var lines: [[UInt8]] = []
         try t.ledger.exportJSONL { chunk in lines += chunk.split(separator: 0x0A).map(Array.init) }
-        var rng = TestRNG(seed: 13)
+        var rng = SeededRandom(seed: 13)
         for i in 0..<Self.iterations {
             let k = rng.int(lines.count)
             let doc = try JSONParser.parse(lines[k])
             let seed = rng.next()
-            var m = JSONMutator(rng: TestRNG(seed: seed))
+            var m = JSONMutator(rng: SeededRandom(seed: seed))
             let paths = JSONMutator.paths(doc, skip: ["data.outcome"])
             let path = paths[m.rng.int(paths.count)]
             var mutatedLine: [UInt8]

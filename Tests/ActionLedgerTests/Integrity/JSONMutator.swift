@@ -3,7 +3,7 @@
 /// Structured and byte-level mutations of JSON documents for the hostile-input properties.
 /// Deterministic from a seed, so a failing case can be replayed.
 struct JSONMutator {
-    var rng: TestRNG
+    var rng: SeededRandom
 
     /// Every object member's path (arrays are leaves), skipping `skip` prefixes.
     static func paths(_ json: JSON, _ prefix: [String] = [], skip: [String] = []) -> [[String]] {
@@ -71,19 +71,6 @@ struct JSONMutator {
     }
 }
 
-/// SplitMix64 for reproducible fuzzing.
-struct TestRNG: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func int(_ n: Int) -> Int { Int(next() % UInt64(max(n, 1))) }
-}
 
 /// The outcome of feeding input to a parser: accepted, or refused with a code and field.
 enum Verdict: Equatable {
@@ -107,4 +94,9 @@ enum Verdict: Equatable {
     var code: String? { if case .refused(let c, _, _) = self { c } else { nil } }
     var field: String? { if case .refused(_, let f, _) = self { f } else { nil } }
     var line: Int? { if case .refused(_, _, let l) = self { l } else { nil } }
+}
+
+extension SeededRandom {
+    /// A number in 0..<n (0 when n ≤ 1).
+    mutating func int(_ n: Int) -> Int { Int(next() % UInt64(max(n, 1))) }
 }

@@ -83,8 +83,8 @@ import Testing
         let f = try populatedStore()
         try f.withLedger { $0.environment }.sync()
         let before = try F.fileDigest(f.db)
-        var rng = TestRNG(seed: 77)
-        var m = JSONMutator(rng: TestRNG(seed: 78))
+        var rng = SeededRandom(seed: 77)
+        var m = JSONMutator(rng: SeededRandom(seed: 78))
         let proposal = Array(HostileInputTests.proposalDoc.serialized().utf8)
         let policy = Array(HostileInputTests.policy.serialized().utf8)
         var exportText: [UInt8] = []
