@@ -76,6 +76,13 @@ final class Writer: @unchecked Sendable {
         return job
     }
 
+    /// Jobs waiting for the writer thread; lets tests line up a group deterministically.
+    var queuedJobs: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return pending.count
+    }
+
     /// Lets queued jobs finish, then ends the thread and waits for it: the environment
     /// may only be closed (or reopened in this process) once no transaction can start.
     func stop() {
