@@ -1,0 +1,42 @@
+import ActionLedger
+import Foundation
+
+/// Builds engine stores for the workloads. Set-up may use ``Environment/Options/unsafeNoSync``;
+/// the stores the measured durable paths write to are always opened durable.
+public enum EngineSetup {
+    /// A durable ledger at `path` with one linked device per person `0..<people`.
+    public static func ledger(at path: String, people: Int = 1, unsafeNoSync: Bool = false) throws -> Ledger {
+        var options = Ledger.Options()
+        options.environment.unsafeNoSync = unsafeNoSync
+        options.environment.mapSize = 1 << 30
+        let l = try Ledger(path: path, options: options)
+        if try l.read({ try $0.head().seq }) == 0 {
+            try l.execute(batch: (0..<people).map { n in
+                CommandRequest(.linkDevice(device: Sample.device(n), person: Sample.person(n), org: Sample.org,
+                                           label: "phone", platform: .ios), now: Sample.base)
+            })
+        }
+        return l
+    }
+
+    /// Proposes `count` pending low-stakes actions `prefix-…` for person 0, in groups of 1000.
+    public static func proposePending(_ l: Ledger, prefix: String, count: Int, person: Int = 0) throws {
+        var i = 0
+        while i < count {
+            let n = min(1000, count - i)
+            try l.execute(batch: (i..<i + n).map {
+                CommandRequest(.propose(Sample.proposal(Sample.actionId(prefix, $0), person: Sample.person(person))),
+                               now: Sample.base)
+            })
+            i += n
+        }
+    }
+
+    /// Runs `requests` as one group and stops the run if any was refused: a workload
+    /// whose commands fail would measure the wrong thing.
+    public static func mustSucceed(_ l: Ledger, _ requests: [CommandRequest]) throws {
+        for (i, r) in try l.execute(group: requests).enumerated() {
+            if case .failure(let e) = r { fatalError("workload command \(i) refused: \(e.code) \(e.message)") }
+        }
+    }
+}
