@@ -4,9 +4,10 @@ import Foundation
 /// concurrent callers' commands together (group commit).
 ///
 /// Callers block in ``submit(_:atomic:)`` until the transaction holding their commands has
-/// committed durably. Each command runs in a nested transaction, so a refused command is
-/// rolled back alone and the others in its group still commit; an `atomic` job (a batch)
-/// runs all its commands in one nested transaction, all or nothing. Order and
+/// committed durably. A refused command is rolled back alone and the others in its group
+/// still commit; an `atomic` job (a batch) is all or nothing. Commands run directly in
+/// the group's transaction while refusals write nothing; when one is refused after it
+/// wrote, the group is redone with each command (each batch) in a nested transaction. Order and
 /// idempotency are exactly as if the commands ran one by one in queue order.
 final class Writer: @unchecked Sendable {
     // Safe: `pending` and `stopped` are only touched with `condition` locked, and each
@@ -117,17 +118,13 @@ final class Writer: @unchecked Sendable {
 
     private func commit(_ group: [Job]) {
         do {
-            // The closure may run again after the map grows: results are rebuilt each time.
-            let results = try environment.write { txn in
-                let session = try AppendSession(txn: txn, dbs: dbs, registry: registry)
-                if let exclusive = group[0].exclusive {
-                    try exclusive(session)
-                    try session.finish()
-                    return [[Result<CommandResult, LedgerError>]]()
-                }
-                let results = try group.map { job in try run(job, session) }
-                try session.finish()
-                return results
+            let results: [[Result<CommandResult, LedgerError>]]
+            do {
+                results = try transaction(group, isolated: false)
+            } catch is WroteBeforeRefusal {
+                // Rare: a command was refused after it had written. The optimistic
+                // transaction was aborted; redo the group with each command nested.
+                results = try transaction(group, isolated: true)
             }
             for (job, r) in zip(group, results) { job.results = r }  // empty for an exclusive job
         } catch {
@@ -136,10 +133,35 @@ final class Writer: @unchecked Sendable {
         for job in group { job.done.signal() }
     }
 
-    private func run(_ job: Job, _ session: AppendSession) throws -> [Result<CommandResult, LedgerError>] {
+    /// Thrown out of an optimistic transaction when a refused command had already written:
+    /// only a nested transaction can take back its writes.
+    private struct WroteBeforeRefusal: Error {}
+
+    /// One write transaction for `group`. Optimistic (`isolated == false`), commands run
+    /// straight in the transaction: a refusal that wrote nothing needs no rollback, and
+    /// nearly every refusal is decided before the first write. Child transactions are
+    /// costly in LMDB (each copies every page it touches), so they are only used
+    /// (`isolated`) when a refusal came after a write.
+    private func transaction(_ group: [Job], isolated: Bool) throws -> [[Result<CommandResult, LedgerError>]] {
+        // The closure may run again after the map grows: results are rebuilt each time.
+        try environment.write { txn in
+            let session = try AppendSession(txn: txn, dbs: dbs, registry: registry)
+            if let exclusive = group[0].exclusive {
+                try exclusive(session)
+                try session.finish()
+                return []
+            }
+            let results = try group.map { job in try run(job, session, isolated: isolated) }
+            try session.finish()
+            return results
+        }
+    }
+
+    private func run(_ job: Job, _ session: AppendSession, isolated: Bool) throws -> [Result<CommandResult, LedgerError>] {
         if job.atomic {
+            let writes = session.writes
             do {
-                let results = try session.nested {
+                let batch = {
                     try job.requests.enumerated().map { i, request in
                         do {
                             return try CommandHandler.run(request, in: session)
@@ -151,15 +173,20 @@ final class Writer: @unchecked Sendable {
                         }
                     }
                 }
+                let results = try isolated ? session.nested(batch) : batch()
                 return results.map { .success($0) }
             } catch let error as LedgerError {
+                if !isolated && session.writes != writes { throw WroteBeforeRefusal() }
                 return job.requests.map { _ in .failure(error) }
             }
         }
         return try job.requests.map { request in
+            let writes = session.writes
             do {
-                return .success(try session.nested { try CommandHandler.run(request, in: session) })
+                let command = { try CommandHandler.run(request, in: session) }
+                return .success(try isolated ? session.nested(command) : command())
             } catch let error as LedgerError {
+                if !isolated && session.writes != writes { throw WroteBeforeRefusal() }
                 return .failure(error)
             }
         }

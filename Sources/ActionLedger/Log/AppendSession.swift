@@ -12,6 +12,9 @@ final class AppendSession {
     private(set) var head: LogHead
     /// The head when the transaction began: nothing appended means nothing to record.
     private let initialHead: LogHead
+    /// Counts the puts made through this session: a refused command that left it unchanged
+    /// wrote nothing and needs no rollback (the writer's optimistic path).
+    private(set) var writes = 0
 
     var reader: LogReader { LogReader(txn: txn, dbs: dbs) }
 
@@ -89,6 +92,7 @@ final class AppendSession {
             throw LedgerError(.integrityFailure, "seq \(event.seq): hash \(expectedHash.hex) does not chain; "
                 + "computed \(hash.hex)", details: ["seq": .number(Double(event.seq))])
         }
+        writes += 1
         var value = [UInt8]()
         value.reserveCapacity(32 + bytes.count)
         hash.withBytes { value.append(contentsOf: $0) }
@@ -128,6 +132,7 @@ final class AppendSession {
     func recordCommand(_ commandId: String, first: UInt64, count: Int) throws {
         var v = Keys.u64(first)
         withUnsafeBytes(of: UInt32(count).bigEndian) { v.append(contentsOf: $0) }
+        writes += 1
         try txn.put(dbs.commands, key: Array(commandId.utf8), value: v, flags: UInt32(MDB_NOOVERWRITE))
     }
 
