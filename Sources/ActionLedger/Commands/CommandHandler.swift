@@ -9,15 +9,32 @@ enum CommandHandler {
         if let done = try reader.command(request.commandId) {
             return try replay(request, first: done.first, count: done.count, reader)
         }
-        var result = try decide(request, session)
+        var before: ActionState?
+        var result = try decide(request, session, before: &before)
         if !result.events.isEmpty {
             try session.recordCommand(request.commandId, first: result.events[0].seq, count: result.events.count)
         }
         if let id = request.command.actionId {
-            result.action = try reader.actionState(id)
+            // Fold what this command appended into the state it judged, rather than
+            // re-reading and decoding the action's whole stream from the log.
+            result.action = try before == nil && result.events.isEmpty ? reader.actionState(id) : fold(before, result.events)
             result.nextTap = try result.action.flatMap { Policy.nextTap($0, under: try reader.policy()) }
         }
         return result
+    }
+
+    /// `state` with `appended` (this command's events, all on its action) applied:
+    /// the same fold ``LogReader/actionState(_:)`` makes over the stored stream.
+    static func fold(_ state: ActionState?, _ appended: [StoredEvent]) -> ActionState? {
+        var state = state
+        for stored in appended {
+            if case .proposed(let p) = stored.event.payload {
+                state = ActionState(proposed: stored.event, proposal: p)
+            } else {
+                state?.apply(stored.event)
+            }
+        }
+        return state
     }
 
     private static func replay(_ request: CommandRequest, first: UInt64, count: Int, _ reader: LogReader) throws -> CommandResult {
@@ -30,7 +47,9 @@ enum CommandHandler {
                              nextTap: try action.flatMap { Policy.nextTap($0, under: try reader.policy()) })
     }
 
-    private static func decide(_ request: CommandRequest, _ session: AppendSession) throws -> CommandResult {
+    /// Judges and appends; `before` receives the action's state as judged, if any.
+    private static func decide(_ request: CommandRequest, _ session: AppendSession,
+                               before: inout ActionState?) throws -> CommandResult {
         let reader = session.reader
         let now = request.now
         var appended: [StoredEvent] = []
@@ -42,6 +61,7 @@ enum CommandHandler {
             guard let s = try reader.actionState(id) else {
                 throw LedgerError(.unknownAction, "no action \(id)", details: ["action_id": .string(id)])
             }
+            before = s
             return s
         }
         func onAction(_ s: ActionState, device: String, _ payload: Payload) throws {
