@@ -31,6 +31,9 @@ let package = Package(
                 swiftSettings: [.swiftLanguageMode(.v6)]),
         // Turns the benchmark export into the ratio table and results/latest.json.
         .executableTarget(name: "bench-report", swiftSettings: [.swiftLanguageMode(.v6)]),
+        // One workload in a plain process, for valgrind/perf.
+        .executableTarget(name: "bench-profile", dependencies: ["BenchSupport", engine],
+                          swiftSettings: [.swiftLanguageMode(.v6)]),
         .executableTarget(
             name: "Durable",
             dependencies: [.product(name: "Benchmark", package: "benchmark"), "BenchSupport", "Baselines",
