@@ -12,7 +12,8 @@ let args = CommandLine.arguments
 let workload = args.count > 1 ? args[1] : "ingest"
 let count = args.count > 2 ? Int(args[2])! : 20_000
 let path = Scratch.fresh("profile-\(workload)")
-let l = try EngineSetup.ledger(at: path, unsafeNoSync: true)
+// Group commit only matters when commits wait for the disk: that workload is durable.
+let l = try EngineSetup.ledger(at: path, unsafeNoSync: workload != "concurrent")
 let started = Date()
 switch workload {
 case "ingest":
@@ -29,9 +30,42 @@ case "approve":
     for i in 0..<count {
         try l.execute(CommandRequest(.tap(.approve, actionId: Sample.actionId("p", i), device: Sample.device(0)), now: Sample.base))
     }
+case "concurrent":
+    // 16 callers, `count` approvals in all; prints write transactions per approval.
+    let callers = 16
+    try EngineSetup.proposePending(l, prefix: "p", count: count)
+    let before = try l.read { try $0.head().seq }
+    let txnsBefore = try lastTxnId(path)
+    let t = Date()
+    let gang = Gang(callers)
+    gang.run { i in
+        for j in stride(from: i, to: count, by: callers) {
+            _ = try! l.execute(CommandRequest(.tap(.approve, actionId: Sample.actionId("p", j), device: Sample.device(0)),
+                                              now: Sample.base))
+        }
+    }
+    let elapsed = -t.timeIntervalSinceNow
+    let txns = try lastTxnId(path) - txnsBefore
+    print(String(format: "%d approvals in %.3f s (%.0f/s), %d transactions, %.1f per group",
+                 try l.read { try $0.head().seq } - before, elapsed, Double(count) / elapsed, txns,
+                 Double(count) / Double(txns)))
 case "fixture":
     print(try MillionFixture.path())
 default:
     fatalError("unknown workload \(workload)")
 }
 print("\(workload) \(count): \(String(format: "%.3f", -started.timeIntervalSinceNow)) s")
+
+/// The environment's last committed transaction id, as `mdb_stat -e` reads it.
+func lastTxnId(_ path: String) throws -> Int {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/mdb_stat")
+    p.arguments = ["-n", "-e", path]
+    let out = Pipe()
+    p.standardOutput = out
+    try p.run()
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    let line = text.split(separator: "\n").first { $0.contains("Last transaction ID") }!
+    return Int(line.split(separator: " ").last!)!
+}
