@@ -5,144 +5,159 @@ import BenchSupport
 import Foundation
 
 // Durable paths: every measured commit is fsync'd (no unsafeNoSync anywhere in this file).
-// Names are read by bench-report: keep "<workload> <system> <parameter>".
+//
+// fsync latency on a shared VM disk swings by 30× from one minute to the next, so each
+// benchmark measures the engine and its baselines *paired*: every iteration runs each
+// system once, in rotating order, and records each one's time as its own custom metric.
+// Ratios are then taken between samples from the same moments. bench-report reads the
+// metric names: keep "<system> ns".
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(metrics: [.wallClock, .throughput], warmupIterations: 3,
-                                           maxDuration: .seconds(4), maxIterations: 1_000)
+    Benchmark.defaultConfiguration = .init(metrics: [.wallClock], warmupIterations: 3,
+                                           maxDuration: .seconds(6), maxIterations: 1_000)
     for n in [1, 10, 100, 1000] { ingest(n) }
     singleCommits()
     for callers in [1, 4, 16, 64] { concurrentApprovals(callers) }
-    concurrentRawCommits(16)
+}
+
+func metric(_ name: String) -> BenchmarkMetric { .custom("\(name) ns") }
+
+/// Times `body` in nanoseconds.
+func nanoseconds(_ body: () throws -> Void) rethrows -> Int {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Int(DispatchTime.now().uptimeNanoseconds - start)
+}
+
+/// Runs `steps` in an order rotated by `iteration`, so no system always goes first.
+func rotated(_ iteration: Int, _ steps: [() throws -> Void]) throws {
+    for i in 0..<steps.count { try steps[(i + iteration) % steps.count]() }
 }
 
 /// Proposals at `n` per transaction: the engine (chain, indexes, inline projections,
 /// idempotency record) against the two baselines writing the same ~282-byte values.
 func ingest(_ n: Int) {
-    let iterations = n >= 100 ? 200 : 1_000
-    let config = Benchmark.Configuration(maxIterations: iterations)
-    let engine = Box<(Ledger, Int)>()
-    Benchmark("ingest engine \(n)/txn", configuration: config) { benchmark in
-        var (l, next) = engine.get
-        let requests = (next..<next + n).map {
+    struct State {
+        let engine: Ledger
+        let lmdb: RawLMDBLog
+        let sqlite: SQLiteLog
+        var next = 0
+    }
+    let state = Box<State>()
+    let config = Benchmark.Configuration(metrics: [.wallClock, .throughput, metric("engine"), metric("lmdb"), metric("sqlite")],
+                                         maxIterations: n >= 100 ? 150 : 600)
+    Benchmark("ingest \(n)/txn", configuration: config) { benchmark in
+        var s = state.get
+        let requests = (s.next..<s.next + n).map {
             CommandRequest(.propose(Sample.proposal(Sample.actionId("in", $0), person: Sample.person(0))), now: Sample.base)
         }
-        next += n
-        engine.value = (l, next)
-        benchmark.startMeasurement()
-        try EngineSetup.mustSucceed(l, requests)
-        benchmark.stopMeasurement()
+        s.next += n
+        state.value = s
+        try rotated(s.next / n, [
+            { benchmark.measurement(metric("engine"), try nanoseconds { try EngineSetup.mustSucceed(s.engine, requests) }) },
+            { benchmark.measurement(metric("lmdb"), try nanoseconds { try s.lmdb.append(count: n, value: Sample.storedValue) }) },
+            { benchmark.measurement(metric("sqlite"), try nanoseconds { try s.sqlite.append(count: n, value: Sample.storedValue) }) },
+        ])
     } setup: {
-        engine.value = (try EngineSetup.ledger(at: Scratch.fresh("ingest-engine-\(n)")), 0)
+        state.value = State(engine: try EngineSetup.ledger(at: Scratch.fresh("ingest-engine-\(n)")),
+                            lmdb: try RawLMDBLog(path: Scratch.fresh("ingest-lmdb-\(n)")),
+                            sqlite: try SQLiteLog(path: Scratch.fresh("ingest-sqlite-\(n)")))
     } teardown: {
-        engine.value = nil
-    }
-
-    let lmdb = Box<RawLMDBLog>()
-    Benchmark("ingest lmdb \(n)/txn", configuration: config) { _ in
-        try lmdb.get.append(count: n, value: Sample.storedValue)
-    } setup: {
-        lmdb.value = try RawLMDBLog(path: Scratch.fresh("ingest-lmdb-\(n)"))
-    } teardown: {
-        lmdb.value = nil
-    }
-
-    let sqlite = Box<SQLiteLog>()
-    Benchmark("ingest sqlite \(n)/txn", configuration: config) { _ in
-        try sqlite.get.append(count: n, value: Sample.storedValue)
-    } setup: {
-        sqlite.value = try SQLiteLog(path: Scratch.fresh("ingest-sqlite-\(n)"))
-    } teardown: {
-        sqlite.value = nil
+        state.value = nil
     }
 }
 
 /// One durable approval (a low-stakes action's single tap) against one raw LMDB commit
 /// of a log put and an index put, and one SQLite insert commit.
 func singleCommits() {
-    let pending = 2_000
-    let config = Benchmark.Configuration(maxIterations: pending - 10)
-    let engine = Box<(Ledger, Int)>()
-    Benchmark("approve engine single", configuration: config) { _ in
-        let (l, next) = engine.get
-        engine.value = (l, next + 1)
-        let r = try l.execute(CommandRequest(.tap(.approve, actionId: Sample.actionId("p", next), device: Sample.device(0)),
-                                             now: Sample.base))
-        precondition(r.events.count == 1, "approval appended nothing")
+    struct State {
+        let engine: Ledger
+        let lmdb: RawLMDBLog
+        let sqlite: SQLiteLog
+        var next = 0
+    }
+    let pending = 1_500
+    let state = Box<State>()
+    let config = Benchmark.Configuration(metrics: [.wallClock, .throughput, metric("engine"), metric("lmdb"), metric("sqlite")],
+                                         maxIterations: pending - 10)
+    Benchmark("single commit", configuration: config) { benchmark in
+        var s = state.get
+        let request = CommandRequest(.tap(.approve, actionId: Sample.actionId("p", s.next), device: Sample.device(0)),
+                                     now: Sample.base)
+        s.next += 1
+        state.value = s
+        try rotated(s.next, [
+            { benchmark.measurement(metric("engine"), try nanoseconds {
+                let appended = try s.engine.execute(request).events.count
+                precondition(appended == 1, "approval appended nothing")
+            }) },
+            { benchmark.measurement(metric("lmdb"), try nanoseconds { try s.lmdb.append(count: 1, value: Sample.storedValue) }) },
+            { benchmark.measurement(metric("sqlite"), try nanoseconds { try s.sqlite.append(count: 1, value: Sample.storedValue) }) },
+        ])
     } setup: {
         let l = try EngineSetup.ledger(at: Scratch.fresh("approve-single"))
         try EngineSetup.proposePending(l, prefix: "p", count: pending)
-        engine.value = (l, 0)
+        state.value = State(engine: l, lmdb: try RawLMDBLog(path: Scratch.fresh("commit-lmdb")),
+                            sqlite: try SQLiteLog(path: Scratch.fresh("commit-sqlite")))
     } teardown: {
-        engine.value = nil
-    }
-
-    let lmdb = Box<RawLMDBLog>()
-    Benchmark("commit lmdb single", configuration: config) { _ in
-        try lmdb.get.append(count: 1, value: Sample.storedValue)
-    } setup: {
-        lmdb.value = try RawLMDBLog(path: Scratch.fresh("commit-lmdb"))
-    } teardown: {
-        lmdb.value = nil
-    }
-
-    let sqlite = Box<SQLiteLog>()
-    Benchmark("commit sqlite single", configuration: config) { _ in
-        try sqlite.get.append(count: 1, value: Sample.storedValue)
-    } setup: {
-        sqlite.value = try SQLiteLog(path: Scratch.fresh("commit-sqlite"))
-    } teardown: {
-        sqlite.value = nil
-    }
-}
-
-/// 64 approvals per iteration, made by `callers` threads (64/callers each, one after
-/// another) through ``Ledger/execute(_:)``: the writer groups whatever is queued.
-func concurrentApprovals(_ callers: Int) {
-    let perIteration = 64, iterations = 60
-    let config = Benchmark.Configuration(warmupIterations: 2, maxIterations: iterations)
-    let state = Box<(Ledger, Gang, Int)>()
-    Benchmark("approve engine callers \(callers)", configuration: config) { _ in
-        let (l, gang, base) = state.get
-        state.value = (l, gang, base + perIteration)
-        let each = perIteration / callers
-        gang.run { i in
-            for j in 0..<each {
-                let id = Sample.actionId("c", base + i * each + j)
-                do {
-                    let r = try l.execute(CommandRequest(.tap(.approve, actionId: id, device: Sample.device(0)), now: Sample.base))
-                    precondition(r.events.count == 1, "approval of \(id) appended nothing")
-                } catch {
-                    fatalError("approval of \(id) failed: \(error)")
-                }
-            }
-        }
-    } setup: {
-        let l = try EngineSetup.ledger(at: Scratch.fresh("approve-callers-\(callers)"))
-        try EngineSetup.proposePending(l, prefix: "c", count: perIteration * (iterations + 2))
-        state.value = (l, Gang(callers), 0)
-    } teardown: {
-        state.value?.1.stop()
         state.value = nil
     }
 }
 
-/// The same 64 commits from `callers` threads on raw LMDB, one transaction each: LMDB
-/// serialises them, nothing groups them.
-func concurrentRawCommits(_ callers: Int) {
-    let config = Benchmark.Configuration(warmupIterations: 2, maxIterations: 60)
-    let state = Box<(RawLMDBLog, Gang)>()
-    Benchmark("commit lmdb callers \(callers)", configuration: config) { _ in
-        let (log, gang) = state.get
-        gang.run { _ in
-            for _ in 0..<(64 / callers) {
-                do { try log.append(count: 1, value: Sample.storedValue) } catch { fatalError("\(error)") }
+/// Each iteration: 64 approvals made by `callers` threads (64/callers each, one after
+/// another) through ``Ledger/execute(_:)`` — the writer groups whatever is queued —
+/// paired with 8 single approvals one after another (the single-approval rate, metric
+/// "single ns" per approval) and 64 raw LMDB commits from `callers` threads, one
+/// transaction each (LMDB serialises them; nothing groups them).
+func concurrentApprovals(_ callers: Int) {
+    struct State {
+        let engine: Ledger
+        let lmdb: RawLMDBLog
+        let gang: Gang
+        var next = 0
+    }
+    let perIteration = 64, singles = 8, iterations = 50
+    let state = Box<State>()
+    let config = Benchmark.Configuration(metrics: [.wallClock, .throughput, metric("engine"), metric("single"), metric("lmdb")],
+                                         warmupIterations: 2, maxIterations: iterations)
+    Benchmark("approvals \(callers) callers", configuration: config) { benchmark in
+        var s = state.get
+        let base = s.next
+        s.next += perIteration + singles
+        state.value = s
+        let l = s.engine, each = perIteration / callers
+        let approve: @Sendable (Int) -> Void = { k in
+            let id = Sample.actionId("c", k)
+            do {
+                let r = try l.execute(CommandRequest(.tap(.approve, actionId: id, device: Sample.device(0)), now: Sample.base))
+                precondition(r.events.count == 1, "approval of \(id) appended nothing")
+            } catch {
+                fatalError("approval of \(id) failed: \(error)")
             }
         }
+        let log = s.lmdb
+        try rotated(base / (perIteration + singles), [
+            { benchmark.measurement(metric("engine"), nanoseconds {
+                s.gang.run { i in for j in 0..<each { approve(base + i * each + j) } }
+            }) },
+            { benchmark.measurement(metric("single"), nanoseconds {
+                for k in 0..<singles { approve(base + perIteration + k) }
+            } / singles) },
+            { benchmark.measurement(metric("lmdb"), nanoseconds {
+                s.gang.run { _ in
+                    for _ in 0..<each {
+                        do { try log.append(count: 1, value: Sample.storedValue) } catch { fatalError("\(error)") }
+                    }
+                }
+            }) },
+        ])
     } setup: {
-        state.value = (try RawLMDBLog(path: Scratch.fresh("commit-lmdb-callers-\(callers)")), Gang(callers))
+        let l = try EngineSetup.ledger(at: Scratch.fresh("approve-callers-\(callers)"))
+        try EngineSetup.proposePending(l, prefix: "c", count: (perIteration + singles) * (iterations + 3))
+        state.value = State(engine: l, lmdb: try RawLMDBLog(path: Scratch.fresh("commit-lmdb-callers-\(callers)")),
+                            gang: Gang(callers))
     } teardown: {
-        state.value?.1.stop()
+        state.value?.gang.stop()
         state.value = nil
     }
 }
