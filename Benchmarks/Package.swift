@@ -22,12 +22,14 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // liblmdb for the raw LMDB baseline; named apart from the engine's CLMDB module.
         .systemLibrary(name: "BenchLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        // glibc's malloc.h, for the heap probe of the streaming workloads.
+        .systemLibrary(name: "CMallocInfo"),
         // The baselines: raw LMDB and SQLite logs, no engine code.
         .target(name: "Baselines", dependencies: ["CSQLite", "BenchLMDB"],
                 swiftSettings: [.swiftLanguageMode(.v6)]),
         // Fixtures and workload helpers over the engine.
         .target(name: "BenchSupport",
-                dependencies: [engine, "Baselines"],
+                dependencies: [engine, "Baselines", "CMallocInfo"],
                 swiftSettings: [.swiftLanguageMode(.v6)]),
         // Turns the benchmark export into the ratio table and results/latest.json.
         .executableTarget(name: "bench-report", swiftSettings: [.swiftLanguageMode(.v6)]),

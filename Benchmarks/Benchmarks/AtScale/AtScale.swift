@@ -3,19 +3,19 @@ import Benchmark
 import BenchSupport
 import Foundation
 
-// Workloads over the cached ~1M-event fixture (see MillionFixture): queries, and the
-// `ledger approve` process. The fixture is built with unsafeNoSync (set-up only); the
+// Workloads over the cached ~1M-event fixture (see MillionFixture): queries, the
+// `ledger approve` process, and whole-log passes (Streaming.swift). The fixture is built with unsafeNoSync (set-up only); the
 // approvals measured here are durable.
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(metrics: [.wallClock, .throughput], warmupIterations: 10,
                                            maxDuration: .seconds(4), maxIterations: 20_000)
     whoApproved()
+    projectionQueries()
     approveProcess()
-    // TODO(projections): "query today-first-page engine 1M" and "query autoshipped-24h engine 1M"
-    // once the today/autoshipped projections and their queries are on main.
-    // TODO(projections): "rebuild engine 1M" (all projections) once rebuild is on main.
-    // TODO(integrity): "verify engine 1M" once verify is on main.
+    rebuild()
+    verify()
+    export()
 }
 
 /// Who approved an action, read from its stream (the per-action index, then each event)
@@ -39,6 +39,7 @@ func whoApproved() {
             default: return nil
             }
         }
+        do { _ = try EngineSetup.ledger(at: path) }  // projections caught up before a read-only open
         state.value = (try Ledger(path: path, options: Ledger.Options(readOnly: true)), ids, 0)
     } teardown: {
         state.value = nil

@@ -3,14 +3,14 @@ import Foundation
 
 /// A ledger of ~1M events with a realistic mix, built once through the engine (with the
 /// documented ``Environment/Options/unsafeNoSync`` opt-in, set-up only) and cached in
-/// `Scratch.root/fixtures`. Action i (for 200 people, 12 s apart over ~60 days) is:
+/// `Scratch.root/fixtures`. Action i (of person i/10 mod 200, 12 s apart over ~60 days) is:
 /// i%10 in 0…3 medium, reviewed then approved; 4…5 low and confident, auto-shipped;
 /// 6…7 low, approved; 8 dismissed; 9 left pending.
 public enum MillionFixture {
     public static let targetEvents = 1_000_000
     public static let people = 200
     /// Bump when the mix or the engine's format changes: the cache is rebuilt.
-    public static let version = "v1"
+    public static let version = "v3"
 
     public enum Kind { case reviewedApproved, autoShipped, approved, dismissed, pending }
 
@@ -60,7 +60,8 @@ public enum MillionFixture {
 
     /// The commands that create action `i`'s events.
     static func commands(_ i: Int) -> [CommandRequest] {
-        let id = actionId(i), person = Sample.person(i % people), device = Sample.device(i % people), now = at(i)
+        // Person by blocks of ten, so every person gets every kind of action.
+        let id = actionId(i), person = Sample.person(i / 10 % people), device = Sample.device(i / 10 % people), now = at(i)
         let k = kind(i)
         let stakes: Stakes = k == .reviewedApproved ? .medium : .low
         var out = [CommandRequest(.propose(Sample.proposal(id, person: person, stakes: stakes,
