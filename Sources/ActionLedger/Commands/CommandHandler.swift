@@ -17,7 +17,8 @@ enum CommandHandler {
         if let id = request.command.actionId {
             // Fold what this command appended into the state it judged, rather than
             // re-reading and decoding the action's whole stream from the log.
-            result.action = try before == nil && result.events.isEmpty ? reader.actionState(id) : fold(before, result.events)
+            result.action = try before == nil && result.events.isEmpty
+                ? reader.actionState(id) : fold(before, result.events)
             result.nextTap = try result.action.flatMap { Policy.nextTap($0, under: try reader.policy()) }
         }
         return result

@@ -7,8 +7,8 @@ import Foundation
 /// committed durably. A refused command is rolled back alone and the others in its group
 /// still commit; an `atomic` job (a batch) is all or nothing. Commands run directly in
 /// the group's transaction while refusals write nothing; when one is refused after it
-/// wrote, the group is redone with each command (each batch) in a nested transaction. Order and
-/// idempotency are exactly as if the commands ran one by one in queue order.
+/// wrote, the group is redone with each command (each batch) in a nested transaction.
+/// Order and idempotency are exactly as if the commands ran one by one in queue order.
 final class Writer: @unchecked Sendable {
     // Safe: `pending` and `stopped` are only touched with `condition` locked, and each
     // Job's fields are written by the writer thread before its semaphore is signalled and
