@@ -52,7 +52,9 @@ import Testing
                 let r = try l.execute(CommandRequest(.propose(proposal("p\(i)")), now: t0))
                 // mdb_stat opens the file on its own: the commit reached the file's shared state.
                 let entries = try entriesSeenByAnotherProcess(path)
-                if entries < r.events[0].seq { problems.update { $0.append("p\(i): seq \(r.events[0].seq), mdb_stat saw \(entries)") } }
+                if entries < r.events[0].seq {
+                    problems.update { $0.append("p\(i): seq \(r.events[0].seq), mdb_stat saw \(entries)") }
+                }
             } catch {
                 problems.update { $0.append("p\(i): \(error)") }
             }
@@ -124,7 +126,8 @@ import Testing
         try l.link("iphone")
         let results = Locked<[CommandResult]>([])
         onThreads(16) { _ in
-            if let r = try? l.execute(CommandRequest(.propose(proposal("once", stakes: .low)), commandId: "cmd-once", now: t0)) {
+            let request = CommandRequest(.propose(proposal("once", stakes: .low)), commandId: "cmd-once", now: t0)
+            if let r = try? l.execute(request) {
                 results.update { $0.append(r) }
             }
         }
@@ -146,7 +149,9 @@ import Testing
             for step in 0..<5 {
                 do {
                     let r = try l.execute(CommandRequest(.propose(proposal("o\(i)-\(step)")), now: t0))
-                    if r.events[0].seq <= last { problems.update { $0.append("o\(i)-\(step) got \(r.events[0].seq) after \(last)") } }
+                    if r.events[0].seq <= last {
+                        problems.update { $0.append("o\(i)-\(step) got \(r.events[0].seq) after \(last)") }
+                    }
                     last = r.events[0].seq
                 } catch {
                     problems.update { $0.append("\(error)") }

@@ -54,7 +54,9 @@ public final class SQLiteLog {
     }
 
     private func ok(_ rc: Int32, _ what: String) throws {
-        guard rc == SQLITE_OK else { throw BaselineError(description: "\(what): \(db.map { String(cString: sqlite3_errmsg($0)) } ?? "\(rc)")") }
+        guard rc == SQLITE_OK else {
+            throw BaselineError(description: "\(what): \(db.map { String(cString: sqlite3_errmsg($0)) } ?? "code \(rc)")")
+        }
     }
 }
 
