@@ -54,13 +54,19 @@ public final class ProjectionStore {
         try txn.get(dbs[db], key: key)
     }
 
-    /// Stores `value` under `key`, updating the digest.
+    /// Stores `value` under `key`, updating the digest. Writing the value already stored
+    /// is a no-op.
     public func put(_ db: Int, key: [UInt8], value: [UInt8]) throws {
         if tracksDigest {
-            if let old = try get(db, key: key) {
-                if old == value { return }
-                digest = digest.subtracting(ProjectionStore.entryHash(db, key, old))
+            // Compare and hash the old value where it lies in the map: no copy.
+            let unchanged = try value.withUnsafeBytes { new in
+                try withValue(db, key: key) { old -> Bool in
+                    if old.elementsEqual(new) { return true }
+                    digest = digest.subtracting(ProjectionStore.entryHash(db, key, old))
+                    return false
+                }
             }
+            if unchanged == true { return }
             digest = digest.adding(ProjectionStore.entryHash(db, key, value))
         }
         try txn.put(dbs[db], key: key, value: value)
@@ -97,13 +103,28 @@ public final class ProjectionStore {
     /// Entries in database `db`.
     public func count(_ db: Int) throws -> Int { try txn.count(dbs[db]) }
 
+    /// SHA-256(db index ‖ varint key length ‖ key ‖ value), hashed from a stack buffer:
+    /// this runs for every projection write, so it allocates nothing for small entries.
     static func entryHash(_ db: Int, _ key: [UInt8], _ value: some Collection<UInt8>) -> Digest {
-        var w = BinaryWriter(capacity: key.count + value.count + 8)
-        w.u8(UInt8(db))
-        w.varint(UInt64(key.count))
-        w.bytes.append(contentsOf: key)
-        w.bytes.append(contentsOf: value)
-        return w.bytes.withUnsafeBytes { Digest.sha256($0) }
+        withBytes(value) { v in entryHash(db, key, v) }
+    }
+
+    static func entryHash(_ db: Int, _ key: [UInt8], _ value: UnsafeRawBufferPointer) -> Digest {
+        let size = 11 + key.count + value.count
+        return withUnsafeTemporaryAllocation(byteCount: size, alignment: 1) { buffer in
+            var n = 0
+            func byte(_ b: UInt8) { buffer[n] = b; n += 1 }
+            byte(UInt8(db))
+            var length = UInt64(key.count)
+            while length >= 0x80 { byte(UInt8(length & 0x7F) | 0x80); length >>= 7 }
+            byte(UInt8(length))
+            for b in key { byte(b) }
+            if value.count > 0 {
+                UnsafeMutableRawBufferPointer(rebasing: buffer[n..<n + value.count]).copyMemory(from: value)
+                n += value.count
+            }
+            return Digest.sha256(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
     }
 
     /// Recomputes the digest from every entry (verification of the running digest).

@@ -42,6 +42,8 @@ public final class Environment: @unchecked Sendable {
     /// Whether the environment was opened read-only.
     public let isReadOnly: Bool
     let resizeLock = ResizeLock()
+    /// Database handles opened by committed transactions, by name.
+    let handles = HandleCache()
 
     /// Opens (creating if needed, unless read-only) the environment at `path`.
     ///
@@ -119,6 +121,7 @@ public final class Environment: @unchecked Sendable {
             throw error
         }
         try check(mdb_txn_commit(txn.txn), "mdb_txn_commit")
+        txn.didCommit()
         return result
     }
 
@@ -145,7 +148,7 @@ public final class Environment: @unchecked Sendable {
     func begin(parent: Transaction?, flags: UInt32) throws -> Transaction {
         var txn: OpaquePointer?
         try check(mdb_txn_begin(env, parent?.txn, flags, &txn), "mdb_txn_begin")
-        return Transaction(txn: txn!, environment: self, isReadOnly: flags & UInt32(MDB_RDONLY) != 0)
+        return Transaction(txn: txn!, environment: self, isReadOnly: flags & UInt32(MDB_RDONLY) != 0, parent: parent)
     }
 
     /// Current map size in bytes.

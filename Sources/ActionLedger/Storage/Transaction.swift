@@ -16,22 +16,39 @@ public final class Transaction {
     public unowned let environment: Environment
     /// Whether this is a read-only snapshot.
     public let isReadOnly: Bool
+    /// The enclosing transaction of a nested one.
+    let parent: Transaction?
+    /// Handles this transaction opened: valid for others only once it commits (LMDB
+    /// closes handles opened in an aborted transaction), so they are published then.
+    var openedHandles: [Database] = []
 
-    init(txn: OpaquePointer, environment: Environment, isReadOnly: Bool) {
+    init(txn: OpaquePointer, environment: Environment, isReadOnly: Bool, parent: Transaction? = nil) {
         self.txn = txn
         self.environment = environment
         self.isReadOnly = isReadOnly
+        self.parent = parent
+    }
+
+    /// Called after a successful commit: hands this transaction's new handles to the
+    /// parent (a nested commit), or to the environment's cache (a top-level commit).
+    func didCommit() {
+        guard !openedHandles.isEmpty else { return }
+        if let parent { parent.openedHandles += openedHandles } else { environment.handles.publish(openedHandles) }
     }
 
     /// Opens a named database; in a write transaction, creates it when missing.
     /// Returns nil when it does not exist and cannot be created here.
     public func openDatabase(_ name: String, create: Bool = true) throws -> Database? {
+        // Cached handles skip mdb_dbi_open (and its C-string conversion) on every transaction.
+        if let cached = environment.handles[name] { return cached }
         var dbi: MDB_dbi = 0
         let flags = (create && !isReadOnly) ? UInt32(MDB_CREATE) : 0
         let rc = mdb_dbi_open(txn, name, flags, &dbi)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_dbi_open(\(name))")
-        return Database(dbi: dbi, name: name)
+        let db = Database(dbi: dbi, name: name)
+        openedHandles.append(db)
+        return db
     }
 
     /// Lends the value stored under `key` to `body`, zero-copy; nil when absent.
@@ -92,6 +109,7 @@ public final class Transaction {
 
     /// Empties a database (`mdb_drop`), or deletes it from the environment with `delete`.
     public func drop(_ db: Database, delete: Bool = false) throws {
+        if delete { environment.handles.evict(db.name) }
         try check(mdb_drop(txn, db.dbi, delete ? 1 : 0), "mdb_drop(\(db.name))")
     }
 
