@@ -28,5 +28,10 @@ test: deps
 	@python3 -c "import jsonschema" 2>/dev/null || python3 -m pip install -q "jsonschema>=4.18"
 	python3 Specs/tools/validate.py
 
+# The benchmark suite (a separate package, so `swift test` never builds it): engine vs raw
+# LMDB and SQLite in one run; table on stdout, JSON in Benchmarks/results/latest.json.
+bench: deps
+	$(MAKE) -C Benchmarks bench
+
 clean:
 	rm -rf .build $(DEMO_DB) $(DEMO_DB)-lock
