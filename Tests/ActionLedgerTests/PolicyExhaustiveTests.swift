@@ -80,7 +80,7 @@ import Testing
     static func pow3(_ n: Int) -> Int { (0..<n).reduce(1) { a, _ in a * 3 } }
 
     static let quinnPhone = DeviceState(device: "own-phone", person: "quinn", org: "quinn-co", label: "iPhone",
-                                        platform: .ios, linkedAt: t0, revokedAt: nil, lastSeen: nil)
+                                        platform: .ios, linkedAt: t0, revokedAt: nil)
 
     static func deviceState(_ c: DeviceCase) -> DeviceState? {
         var d = quinnPhone

@@ -80,7 +80,7 @@ public struct LogReader {
             switch e.payload {
             case .deviceLinked(let d):
                 state = DeviceState(device: d.device, person: e.person, org: e.org, label: d.label,
-                                    platform: d.platform, linkedAt: e.at, revokedAt: nil, lastSeen: nil)
+                                    platform: d.platform, linkedAt: e.at, revokedAt: nil)
             case .deviceRevoked:
                 state?.revokedAt = e.at
             default:

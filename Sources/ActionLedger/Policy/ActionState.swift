@@ -102,7 +102,8 @@ public enum TapStep: String, Sendable, CaseIterable {
     case review, confirm, approve
 }
 
-/// What the policy knows of a device.
+/// What the policy knows of a device (folded from its link and revocation events; when it
+/// was last used is the devices projection's business, not the policy's).
 public struct DeviceState: Sendable, Equatable {
     public var device: String
     public var person: String
@@ -111,7 +112,6 @@ public struct DeviceState: Sendable, Equatable {
     public var platform: Platform
     public var linkedAt: Timestamp
     public var revokedAt: Timestamp?
-    public var lastSeen: Timestamp?
 
     public var isRevoked: Bool { revokedAt != nil }
 }
