@@ -35,76 +35,67 @@ func record(_ benchmark: Benchmark, _ probe: HeapProbe) {
     benchmark.measurement(kb("heap all"), probe.peak / 1024)
 }
 
+/// One whole-log pass benchmark on the 1M fixture: the ledger is opened in set-up
+/// (read-only for passes that only read, after a writable open has caught it up), and
+/// `pass` runs timed with a heap probe it samples and that is then recorded.
+func streamingBenchmark(_ name: String, readOnly: Bool, pass: @escaping (Ledger) throws -> HeapProbe) {
+    let state = Box<Ledger>()
+    let first = Box<Bool>()
+    Benchmark(name, configuration: streamingConfig()) { benchmark in
+        let l = state.get
+        try timedPass(benchmark, first) { record(benchmark, try pass(l)) }
+    } setup: {
+        first.value = true
+        let path = try MillionFixture.path()
+        if readOnly {
+            // Catch up with a writable open first and close it: one environment may be
+            // open only once per process.
+            do { _ = try EngineSetup.ledger(at: path) }
+            state.value = try Ledger(path: path, options: Ledger.Options(readOnly: true))
+        } else {
+            state.value = try EngineSetup.ledger(at: path)
+        }
+    } teardown: {
+        state.value = nil
+    }
+}
+
 /// Rebuild of every inline projection from seq 1 into shadow databases, then the swap
 /// (durable batches of 10 000 events).
 func rebuild() {
-    let state = Box<Ledger>()
-    let first = Box<Bool>()
-    Benchmark("rebuild engine 1M", configuration: streamingConfig()) { benchmark in
-        let l = state.get
-        try timedPass(benchmark, first) {
-            let probe = HeapProbe(total: try l.read { try $0.head().seq })
-            let results = try l.rebuild { progress in probe.sample(progress.checkpoint) }
-            precondition(results.count == ProjectionRegistry.standard.projections.count, "not every projection rebuilt")
-            record(benchmark, probe)
-        }
-    } setup: {
-        first.value = true
-        state.value = try EngineSetup.ledger(at: try MillionFixture.path())
-    } teardown: {
-        state.value = nil
+    streamingBenchmark("rebuild engine 1M", readOnly: false) { l in
+        let probe = HeapProbe(total: try l.read { try $0.head().seq })
+        let results = try l.rebuild { progress in probe.sample(progress.checkpoint) }
+        precondition(results.count == ProjectionRegistry.standard.projections.count, "not every projection rebuilt")
+        return probe
     }
 }
 
 /// Chain verification of every event (hash of previous ‖ bytes), read-only.
 func verify() {
-    let state = Box<Ledger>()
-    let first = Box<Bool>()
-    Benchmark("verify engine 1M", configuration: streamingConfig()) { benchmark in
-        let l = state.get
-        try timedPass(benchmark, first) {
-            let probe = HeapProbe(total: try l.read { try $0.head().seq })
-            var options = VerifyOptions()
-            options.progressInterval = 10_000
-            let report = try l.verify(options) { seq, _ in probe.sample(seq) }
-            precondition(report.checked >= UInt64(MillionFixture.targetEvents), "verified \(report.checked) events")
-            record(benchmark, probe)
-        }
-    } setup: {
-        first.value = true
-        let path = try MillionFixture.path()
-        do { _ = try EngineSetup.ledger(at: path) }
-        state.value = try Ledger(path: path, options: Ledger.Options(readOnly: true))
-    } teardown: {
-        state.value = nil
+    streamingBenchmark("verify engine 1M", readOnly: true) { l in
+        let probe = HeapProbe(total: try l.read { try $0.head().seq })
+        var options = VerifyOptions()
+        options.progressInterval = 10_000
+        let report = try l.verify(options) { seq, _ in probe.sample(seq) }
+        precondition(report.checked >= UInt64(MillionFixture.targetEvents), "verified \(report.checked) events")
+        return probe
     }
 }
 
 /// `ledger export`'s stream (JSON Lines of every event), written nowhere.
 func export() {
-    let state = Box<Ledger>()
-    let first = Box<Bool>()
-    Benchmark("export engine 1M", configuration: streamingConfig()) { benchmark in
-        let l = state.get
-        try timedPass(benchmark, first) {
-            let probe = HeapProbe(total: 0)
-            var chunks = 0, bytes = 0
-            let events = try l.exportJSONL { chunk in
-                chunks += 1
-                bytes += chunk.count
-                // ~600 chunks of 1 MiB for 1M events: the first 60 are its first tenth.
-                probe.sample(early: chunks <= 60)
-            }
-            precondition(events >= UInt64(MillionFixture.targetEvents), "exported \(events) events")
-            blackHole(bytes)
-            record(benchmark, probe)
+    streamingBenchmark("export engine 1M", readOnly: true) { l in
+        let probe = HeapProbe(total: 0)
+        var chunks = 0, bytes = 0
+        let events = try l.exportJSONL { chunk in
+            chunks += 1
+            bytes += chunk.count
+            // ~600 chunks of 1 MiB for 1M events: the first 60 are its first tenth.
+            probe.sample(early: chunks <= 60)
         }
-    } setup: {
-        first.value = true
-        let path = try MillionFixture.path()
-        do { _ = try EngineSetup.ledger(at: path) }
-        state.value = try Ledger(path: path, options: Ledger.Options(readOnly: true))
-    } teardown: {
-        state.value = nil
+        precondition(events >= UInt64(MillionFixture.targetEvents), "exported \(events) events")
+        blackHole(bytes)
+        return probe
     }
 }

@@ -38,9 +38,11 @@ public final class RawLMDBLog: @unchecked Sendable {
                 for _ in 0..<count {
                     seq += 1
                     var key = seq.bigEndian
-                    var k = MDB_val(mv_size: 8, mv_data: &key)
-                    var d = MDB_val(mv_size: v.count, mv_data: UnsafeMutableRawPointer(mutating: v.baseAddress))
-                    try check(mdb_put(txn, log, &k, &d, UInt32(MDB_APPEND)), "mdb_put(log)")
+                    try withUnsafeMutableBytes(of: &key) { kb in
+                        var k = MDB_val(mv_size: 8, mv_data: kb.baseAddress)
+                        var d = MDB_val(mv_size: v.count, mv_data: UnsafeMutableRawPointer(mutating: v.baseAddress))
+                        try check(mdb_put(txn, log, &k, &d, UInt32(MDB_APPEND)), "mdb_put(log)")
+                    }
                     var ik = indexKey(seq)
                     try ik.withUnsafeMutableBytes { ib in
                         var ikv = MDB_val(mv_size: ib.count, mv_data: ib.baseAddress)

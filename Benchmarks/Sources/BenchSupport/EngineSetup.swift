@@ -11,7 +11,7 @@ public enum EngineSetup {
         options.environment.mapSize = 1 << 30
         let l = try Ledger(path: path, options: options)
         if try l.read({ try $0.head().seq }) == 0 {
-            try l.execute(batch: (0..<people).map { n in
+            _ = try l.execute(batch: (0..<people).map { n in
                 CommandRequest(.linkDevice(device: Sample.device(n), person: Sample.person(n), org: Sample.org,
                                            label: "phone", platform: .ios), now: Sample.base)
             })
@@ -24,7 +24,7 @@ public enum EngineSetup {
         var i = 0
         while i < count {
             let n = min(1000, count - i)
-            try l.execute(batch: (i..<i + n).map {
+            _ = try l.execute(batch: (i..<i + n).map {
                 CommandRequest(.propose(Sample.proposal(Sample.actionId(prefix, $0), person: Sample.person(person))),
                                now: Sample.base)
             })
