@@ -34,7 +34,7 @@ extension Ledger {
                     // A scratch generation no live or rebuild state uses; dropped with the abort.
                     let scratch = ProjectionMeta(version: p.version, generation: 0xFF, checkpoint: 0, digest: .zero)
                     guard let store = try registry.store(for: p, meta: scratch, in: txn) else { continue }
-                    for db in store.dbs { try txn.drop(db) }
+                    try store.removeAll()
                     try reader.forEach { stored in
                         try ProjectionRegistry.apply(stored.event, p, store)
                         return true

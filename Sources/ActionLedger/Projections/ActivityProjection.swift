@@ -4,7 +4,8 @@
 /// device, action, a one-line summary). Filters by type are applied while reading.
 public struct ActivityProjection: Projection {
     public let name = "activity"
-    public let version: UInt32 = 1
+    // 2: the logical databases share one LMDB database (ProjectionStore).
+    public let version: UInt32 = 2
     public let databases = ["timeline"]
 
     public init() {}

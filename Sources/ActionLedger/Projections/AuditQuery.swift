@@ -96,13 +96,8 @@ extension ProjectionSnapshot {
     /// - throws: `unknown_action` when it was never proposed.
     public func auditAction(_ actionId: String, now: Timestamp) throws -> ActionTrail {
         let store = try store("audit")
-        var trail: [AuditEntry] = []
-        let prefix = Keys.prefix(actionId)
-        try store.scan(AuditProjection.byAction, from: prefix) { k, _ in
-            guard k.count == prefix.count + 8, ProjectionKeys.has(k, prefix: prefix) else { return false }
-            trail.append(try entry(store, Keys.readU64(k, at: prefix.count)))
-            return true
-        }
+        // The log's per-action index lists the seqs; the audit entries describe them.
+        let trail = try LogReader(txn: txn, dbs: dbs).seqs(in: dbs.actionSeqs, of: actionId).map { try entry(store, $0) }
         guard let first = trail.first, first.type == .actionProposed else {
             throw LedgerError(.unknownAction, "no action \(actionId)", details: ["action_id": .string(actionId)])
         }

@@ -8,7 +8,8 @@
 ///   what an auto-ship needs to describe itself (the event carries only the decision).
 public struct AutoShippedProjection: Projection {
     public let name = "autoshipped"
-    public let version: UInt32 = 1
+    // 2: the logical databases share one LMDB database (ProjectionStore).
+    public let version: UInt32 = 2
     public let databases = ["by_time", "by_person", "open"]
     static let byTime = 0, byPerson = 1, open = 2
 

@@ -5,7 +5,8 @@
 /// for its own person (the policy refuses others), so an event's person finds its device.
 public struct DevicesProjection: Projection {
     public let name = "devices"
-    public let version: UInt32 = 1
+    // 2: the logical databases share one LMDB database (ProjectionStore).
+    public let version: UInt32 = 2
     public let databases = ["devices"]
 
     public init() {}

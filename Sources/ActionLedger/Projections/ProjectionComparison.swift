@@ -36,12 +36,13 @@ enum ProjectionComparison {
            liveMeta.version == shadow.version {
             return (liveDigest, nil)
         }
-        for (i, name) in p.databases.enumerated() {
-            if var d = try firstDifference(txn, liveStore.dbs[i], shadowStore.dbs[i]) {
-                d.projection = p.name
-                d.database = name
-                return (liveDigest, d)
-            }
+        if var d = try firstDifference(txn, liveStore.database, shadowStore.database) {
+            // Name the logical database by the key's range byte, and drop that byte.
+            let range = d.key.first.map(Int.init) ?? 0
+            d.projection = p.name
+            d.database = range < p.databases.count ? p.databases[range] : "range \(range)"
+            d.key = Array(d.key.dropFirst())
+            return (liveDigest, d)
         }
         let note = liveMeta.checkpoint != shadow.checkpoint || liveMeta.version != shadow.version
             ? "live is at seq \(liveMeta.checkpoint) (version \(liveMeta.version)), "

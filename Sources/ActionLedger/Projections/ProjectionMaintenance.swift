@@ -23,7 +23,7 @@ struct ProjectionMaintenance {
             let generation = meta?.generation ?? 0
             let fresh = ProjectionMeta(version: projection.version, generation: generation, checkpoint: 0, digest: .zero)
             guard let store = try registry.store(for: projection, meta: fresh, in: txn) else { return }
-            for db in store.dbs { try txn.drop(db) }
+            try store.removeAll()
             try registry.saveMeta(fresh, projection.name, in: txn)
         }
     }

@@ -1,9 +1,9 @@
 /// A projection's bookkeeping in the `projections` database, under its name (live) or
-/// `name#rebuild` (a rebuild in progress): which generation of databases holds its
+/// `name#rebuild` (a rebuild in progress): which generation (database) holds its
 /// state, how far it got, and the digest of that state.
 public struct ProjectionMeta: Sendable, Equatable {
     public var version: UInt32
-    /// Which set of databases (`p/NAME/GEN/DB`) holds the state; rebuilds write the other.
+    /// Which LMDB database (`p/NAME/GEN`) holds the state; rebuilds write the other.
     public var generation: UInt8
     public var checkpoint: UInt64
     public var digest: Digest
@@ -32,7 +32,7 @@ public struct ProjectionMeta: Sendable, Equatable {
         digest = try r.digest()
     }
 
-    static func databaseName(_ projection: String, generation: UInt8, _ db: String) -> String {
-        "p/\(projection)/\(generation)/\(db)"
+    static func databaseName(_ projection: String, generation: UInt8) -> String {
+        "p/\(projection)/\(generation)"
     }
 }

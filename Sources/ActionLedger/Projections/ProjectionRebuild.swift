@@ -146,7 +146,7 @@ struct ShadowBuild {
 
     private func empty(_ p: any Projection, _ meta: ProjectionMeta, _ txn: Transaction) throws {
         guard let store = try registry.store(for: p, meta: meta, in: txn) else { return }
-        for db in store.dbs { try txn.drop(db) }
+        try store.removeAll()
     }
 
     struct Step {

@@ -31,13 +31,10 @@ public struct ProjectionRegistry: Sendable {
 
     /// Opens `projection`'s databases of `generation` as a store positioned at `meta`.
     func store(for projection: any Projection, meta: ProjectionMeta, in txn: Transaction) throws -> ProjectionStore? {
-        var dbs: [Database] = []
-        for name in projection.databases {
-            let full = ProjectionMeta.databaseName(projection.name, generation: meta.generation, name)
-            guard let db = try txn.openDatabase(full, create: !txn.isReadOnly) else { return nil }
-            dbs.append(db)
-        }
-        return ProjectionStore(txn: txn, dbs: dbs, name: projection.name, checkpoint: meta.checkpoint, digest: meta.digest)
+        let full = ProjectionMeta.databaseName(projection.name, generation: meta.generation)
+        guard let db = try txn.openDatabase(full, create: !txn.isReadOnly) else { return nil }
+        return ProjectionStore(txn: txn, database: db, databaseCount: projection.databases.count, name: projection.name,
+                               checkpoint: meta.checkpoint, digest: meta.digest)
     }
 
     /// The live stores of every projection, creating empty ones the first time.

@@ -11,6 +11,8 @@ public struct ProjectionSnapshot {
     /// The log head the projections must be at.
     public let head: UInt64
     let registry: ProjectionRegistry
+    /// The log's databases (queries also read its per-action index).
+    let dbs: LogDatabases
 
     /// A snapshot over `txn`, e.g. inside `Environment.read`.
     /// - throws: ``LedgerError`` `invalid_input` when the environment holds no log.
@@ -24,6 +26,7 @@ public struct ProjectionSnapshot {
     init(_ txn: Transaction, dbs: LogDatabases, registry: ProjectionRegistry) throws {
         self.txn = txn
         self.registry = registry
+        self.dbs = dbs
         head = try LogReader(txn: txn, dbs: dbs).head().seq
     }
 

@@ -10,7 +10,8 @@
 ///   effective stakes, hence the order and the next tap). A new policy re-ranks the feed.
 public struct TodayProjection: Projection {
     public let name = "today"
-    public let version: UInt32 = 1
+    // 2: the logical databases share one LMDB database (ProjectionStore).
+    public let version: UInt32 = 2
     public let databases = ["items", "feed", "policy"]
     static let items = 0, feed = 1, policyDB = 2
     static let policyKey = Array("policy".utf8)

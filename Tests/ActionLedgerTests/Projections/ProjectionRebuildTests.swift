@@ -67,7 +67,7 @@ func liveMetas(_ l: Ledger) throws -> [String: ProjectionMeta] {
         let meta = try liveMetas(l)["audit"]!
         try l.environment.write { txn in
             let store = try l.registry.store(for: AuditProjection(), meta: meta, in: txn)!
-            try txn.delete(store.dbs[AuditProjection.entries], key: Keys.u64(7))
+            try txn.delete(store.database, key: ProjectionStore.physicalKey(AuditProjection.entries, Keys.u64(7)))
         }
         let results = try l.rebuild(["audit", "today"], options: RebuildOptions(verify: true))
         let audit = try #require(results.first { $0.projection == "audit" })

@@ -73,7 +73,8 @@ import Testing
         let meta = try l.environment.read { try l.registry.meta("devices", in: $0)! }
         try l.environment.write { txn in
             let store = try l.registry.store(for: DevicesProjection(), meta: meta, in: txn)!
-            try txn.put(store.dbs[0], key: DevicesProjection.key("quinn", "zz-ghost"), value: [1, 2, 3])
+            try txn.put(store.database, key: ProjectionStore.physicalKey(0, DevicesProjection.key("quinn", "zz-ghost")),
+                        value: [1, 2, 3])
         }
         let bad = try ledger("rebuild", "--verify", "--projection", "devices", "--json")
         #expect(bad.status == LedgerError.Code.integrityFailure.exitStatus)

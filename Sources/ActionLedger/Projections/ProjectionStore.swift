@@ -1,0 +1,189 @@
+import CLMDB
+
+/// A projection's view of one write (or read) transaction: its own logical databases
+/// only, with its checkpoint and a state digest kept in step with every write.
+///
+/// All of a projection's logical databases share one LMDB database (`p/NAME/GEN`): logical
+/// database `i` is the key range that starts with the byte `i`. A commit writes every B-tree
+/// it touched, and each touched tree costs its own branch pages and catalogue record, so one
+/// tree per projection (rather than one per index) keeps a durable commit's writes small.
+///
+/// The digest is a multiset hash: the lane-wise sum of SHA-256(db index ‖ key length ‖
+/// key ‖ value) over every entry (logical db and key, without the range byte). A put
+/// subtracts the old entry's hash and adds the new one, so the digest always equals a
+/// fresh hash of the whole state, computed incrementally — two projections with equal
+/// digests hold equal entries.
+public final class ProjectionStore {
+    var txn: Transaction
+    /// The one LMDB database holding every logical database of this generation.
+    let database: Database
+    /// How many logical databases the projection declares.
+    let databaseCount: Int
+    /// The projection's name.
+    public let name: String
+    /// Last applied seq.
+    public internal(set) var checkpoint: UInt64
+    /// The state digest after ``checkpoint``.
+    public internal(set) var digest: Digest
+
+    init(txn: Transaction, database: Database, databaseCount: Int, name: String, checkpoint: UInt64, digest: Digest) {
+        precondition(databaseCount <= 255, "a projection declares at most 255 logical databases")
+        self.txn = txn
+        self.database = database
+        self.databaseCount = databaseCount
+        self.name = name
+        self.checkpoint = checkpoint
+        self.digest = digest
+    }
+
+    /// The stored key of `key` in logical database `db` (its range byte, then the key);
+    /// for tests that tamper with the store directly.
+    static func physicalKey(_ db: Int, _ key: some Collection<UInt8>) -> [UInt8] {
+        var k = [UInt8]()
+        k.reserveCapacity(key.count + 1)
+        k.append(UInt8(db))
+        k.append(contentsOf: key)
+        return k
+    }
+
+    /// Lends the physical key from a stack buffer: every projection read and write goes
+    /// through here, so it allocates nothing.
+    @inline(__always)
+    private func withKey<R>(_ db: Int, _ key: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withBytes(key) { k in
+            try withUnsafeTemporaryAllocation(byteCount: k.count + 1, alignment: 1) { buffer in
+                buffer[0] = UInt8(db)
+                if k.count > 0 { UnsafeMutableRawBufferPointer(rebasing: buffer[1...]).copyMemory(from: k) }
+                return try body(UnsafeRawBufferPointer(buffer))
+            }
+        }
+    }
+
+    /// Lends the value under `key` in database `db`.
+    public func withValue<R>(_ db: Int, key: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try withKey(db, key) { k in try txn.withValue(database, key: k, body) }
+    }
+
+    /// Copies out the value under `key` in database `db`.
+    public func get(_ db: Int, key: some Collection<UInt8>) throws -> [UInt8]? {
+        try withValue(db, key: key) { Array($0) }
+    }
+
+    /// Stores `value` under `key`, updating the digest. Writing the value already stored
+    /// is a no-op.
+    public func put(_ db: Int, key: [UInt8], value: [UInt8]) throws {
+        try withKey(db, key) { k in
+            // Compare and hash the old value where it lies in the map: no copy.
+            let unchanged = try value.withUnsafeBytes { new in
+                try txn.withValue(database, key: k) { old -> Bool in
+                    if old.elementsEqual(new) { return true }
+                    digest = digest.subtracting(ProjectionStore.entryHash(db, key, old))
+                    return false
+                }
+            }
+            if unchanged == true { return }
+            digest = digest.adding(ProjectionStore.entryHash(db, key, value))
+            try value.withUnsafeBytes { try txn.put(database, key: k, value: $0) }
+        }
+    }
+
+    /// Stores a key that must be new (index entries ending in a seq): skips the lookup of
+    /// an old value that ``put(_:key:value:)`` makes.
+    /// - throws: `projection_stale` when the key is present.
+    public func insert(_ db: Int, key: [UInt8], value: [UInt8]) throws {
+        do {
+            try withKey(db, key) { k in
+                try value.withUnsafeBytes { try txn.put(database, key: k, value: $0, flags: UInt32(MDB_NOOVERWRITE)) }
+            }
+        } catch let e as LMDBError where e.code == MDB_KEYEXIST {
+            throw LedgerError(.projectionStale, "\(name): entry \(PageToken(key)) of database \(db) is already present")
+        }
+        digest = digest.adding(ProjectionStore.entryHash(db, key, value))
+    }
+
+    /// Removes `key`, updating the digest.
+    public func delete(_ db: Int, key: [UInt8]) throws {
+        try withKey(db, key) { k in
+            let old = try txn.withValue(database, key: k) { ProjectionStore.entryHash(db, key, $0) }
+            guard let old else { return }
+            digest = digest.subtracting(old)
+            try txn.delete(database, key: k)
+        }
+    }
+
+    /// Iterates database `db` in key order from `start` (inclusive; from its first key, or
+    /// with `reverse` its last, when nil); `body` returns false to stop.
+    public func scan(_ db: Int, from start: [UInt8]? = nil, reverse: Bool = false,
+                     _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let tag = UInt8(db)
+        let cursor = try Cursor(txn, database)
+        defer { cursor.close() }
+        var entry: Cursor.Entry?
+        if let start {
+            entry = try cursor.seek(atLeast: [tag] + start, reverse: reverse)
+        } else if !reverse {
+            entry = try cursor.seek(atLeast: [tag])
+        } else {
+            // The last key of range `tag` is the one before the first key of the next range.
+            let next = tag == 255 ? nil : try cursor.seek(atLeast: [tag + 1])
+            entry = try next == nil ? cursor.last() : cursor.previous()
+        }
+        while let (k, v) = entry, k.first == tag {
+            guard try body(UnsafeRawBufferPointer(rebasing: k.dropFirst()), v) else { return }
+            entry = try reverse ? cursor.previous() : cursor.next()
+        }
+    }
+
+    /// Entries in database `db`.
+    public func count(_ db: Int) throws -> Int {
+        var n = 0
+        try scan(db) { _, _ in n += 1; return true }
+        return n
+    }
+
+    /// Empties every logical database (a reset or a discarded shadow).
+    func removeAll() throws {
+        try txn.drop(database)
+        digest = .zero
+    }
+
+    /// SHA-256(db index ‖ varint key length ‖ key ‖ value), hashed from a stack buffer:
+    /// this runs for every projection write, so it allocates nothing for small entries.
+    static func entryHash(_ db: Int, _ key: some Collection<UInt8>, _ value: some Collection<UInt8>) -> Digest {
+        withBytes(key) { k in withBytes(value) { v in entryHash(db, k, v) } }
+    }
+
+    static func entryHash(_ db: Int, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Digest {
+        let size = 11 + key.count + value.count
+        return withUnsafeTemporaryAllocation(byteCount: size, alignment: 1) { buffer in
+            var n = 0
+            func byte(_ b: UInt8) { buffer[n] = b; n += 1 }
+            byte(UInt8(db))
+            var length = UInt64(key.count)
+            while length >= 0x80 { byte(UInt8(length & 0x7F) | 0x80); length >>= 7 }
+            byte(UInt8(length))
+            if key.count > 0 {
+                UnsafeMutableRawBufferPointer(rebasing: buffer[n..<n + key.count]).copyMemory(from: key)
+                n += key.count
+            }
+            if value.count > 0 {
+                UnsafeMutableRawBufferPointer(rebasing: buffer[n..<n + value.count]).copyMemory(from: value)
+                n += value.count
+            }
+            return Digest.sha256(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
+    }
+
+    /// Recomputes the digest from every entry (verification of the running digest).
+    func recomputeDigest() throws -> Digest {
+        var d = Digest.zero
+        try txn.scan(database) { k, v in
+            guard let db = k.first, Int(db) < databaseCount else {
+                throw LedgerError(.integrityFailure, "\(name): key \(PageToken(k)) lies outside every logical database")
+            }
+            d = d.adding(ProjectionStore.entryHash(Int(db), UnsafeRawBufferPointer(rebasing: k.dropFirst()), v))
+            return true
+        }
+        return d
+    }
+}

@@ -1,0 +1,59 @@
+import Testing
+@testable import ActionLedger
+
+/// The logical databases of a projection share one LMDB database as key ranges: each read,
+/// scan and count must stay inside its own range, in both directions, and the running
+/// digest must equal one recomputed from the stored entries.
+@Suite struct ProjectionStoreTests {
+    /// A three-database projection that folds nothing: the test writes through the store.
+    struct Ranges: Projection {
+        let name = "ranges"
+        let version: UInt32 = 1
+        let databases = ["a", "b", "c"]
+        func apply(_ event: Event, to store: ProjectionStore) throws {}
+    }
+
+    func keys(_ store: ProjectionStore, _ db: Int, from start: [UInt8]? = nil, reverse: Bool = false) throws -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        try store.scan(db, from: start, reverse: reverse) { k, _ in out.append(Array(k)); return true }
+        return out
+    }
+
+    @Test func rangesStayApartAndTheDigestMatchesTheEntries() throws {
+        let t = try TempLedger()
+        let registry = ProjectionRegistry([Ranges()])
+        try t.ledger.environment.write { txn in
+            let meta = ProjectionMeta(version: 1, generation: 0, checkpoint: 0, digest: .zero)
+            let store = try #require(try registry.store(for: Ranges(), meta: meta, in: txn))
+            // Database 1 ("b") sits between two non-empty neighbours.
+            for k: UInt8 in [1, 5, 9] { try store.insert(0, key: [k], value: [k]) }
+            for k: UInt8 in [2, 4, 6] { try store.insert(1, key: [k, 0], value: [k]) }
+            for k: UInt8 in [0, 3] { try store.insert(2, key: [k], value: [k]) }
+            #expect(try keys(store, 1) == [[2, 0], [4, 0], [6, 0]])
+            #expect(try keys(store, 1, reverse: true) == [[6, 0], [4, 0], [2, 0]])
+            #expect(try keys(store, 1, from: [3]) == [[4, 0], [6, 0]])
+            #expect(try keys(store, 1, from: [5], reverse: true) == [[4, 0], [2, 0]])
+            #expect(try keys(store, 1, from: [1], reverse: true) == [])
+            #expect(try keys(store, 2, reverse: true) == [[3], [0]])
+            #expect(try keys(store, 0, from: [9, 1]) == [])
+            #expect(try (0..<3).map { try store.count($0) } == [3, 3, 2])
+            #expect(try store.get(1, key: [1]) == nil)
+            #expect(try store.get(0, key: [1]) == [1])
+            #expect(throws: LedgerError.self) { try store.insert(1, key: [4, 0], value: [9]) }
+
+            // put over an existing value, delete, and a no-op put all keep the digest exact.
+            try store.put(1, key: [4, 0], value: [40])
+            try store.put(1, key: [4, 0], value: [40])
+            try store.delete(0, key: [5])
+            try store.delete(0, key: [7])  // absent: nothing changes
+            #expect(try store.recomputeDigest() == store.digest)
+            #expect(try store.count(0) == 2)
+            #expect(try store.get(1, key: [4, 0]) == [40])
+
+            try store.removeAll()
+            #expect(try (0..<3).map { try store.count($0) } == [0, 0, 0])
+            #expect(store.digest == .zero)
+            #expect(try store.recomputeDigest() == .zero)
+        }
+    }
+}
