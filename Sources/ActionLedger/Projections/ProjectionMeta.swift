@@ -1,5 +1,5 @@
-/// A projection's bookkeeping in the `projections` database, under its name (live) or
-/// `name#rebuild` (a rebuild in progress): which generation (database) holds its
+/// A projection's bookkeeping in the log's `meta` database, under `projection/NAME` (live)
+/// or `projection/NAME#rebuild` (a rebuild in progress): which generation (database) holds its
 /// state, how far it got, and the digest of that state.
 public struct ProjectionMeta: Sendable, Equatable {
     public var version: UInt32
