@@ -161,8 +161,7 @@ final class AppendSession {
         head.hash.withBytes { v.append(contentsOf: $0) }
         try txn.put(dbs.meta, key: MetaKey.head, value: v)
         for (p, s) in zip(registry.projections, stores) {
-            let generation = try registry.meta(p.name, in: txn)?.generation ?? 0
-            try registry.saveMeta(ProjectionMeta(version: p.version, generation: generation, checkpoint: s.checkpoint,
+            try registry.saveMeta(ProjectionMeta(version: p.version, generation: s.generation, checkpoint: s.checkpoint,
                                                  digest: s.digest), p.name, in: txn)
         }
     }

@@ -2,19 +2,20 @@
 /// lifecycle, through the log's per-action index), actor, device, time, specialist and surface.
 ///
 /// Databases (index values are empty; the entry is read from `entries` by seq):
-/// - `entries`: seq → ``AuditEntry``.
 /// - `by_actor`, `by_device`, `by_specialist`, `by_surface`: id ‖ 0x00 ‖ time(at) ‖ seq.
 /// - `by_time`: time(at) ‖ seq.
 /// - `actions`: action id → specialist, surface, kind (to describe later events of the action).
 /// - `state`: `policy_version` → the version in force (8 BE), folded from `policy.set`.
+/// - `entries`: seq → ``AuditEntry``. Last, so that its keys (seqs) are the tree's last and
+///   each one is appended at the right edge (`MDB_APPEND`).
 public struct AuditProjection: Projection {
     public let name = "audit"
     // 2: one LMDB database for all the indexes; `by_action` dropped (the log's own
     // per-action index answers it).
     public let version: UInt32 = 2
-    public let databases = ["entries", "by_actor", "by_device", "by_time", "by_specialist", "by_surface", "actions", "state"]
-    static let entries = 0, byActor = 1, byDevice = 2, byTime = 3, bySpecialist = 4, bySurface = 5
-    static let actions = 6, state = 7
+    public let databases = ["by_actor", "by_device", "by_time", "by_specialist", "by_surface", "actions", "state", "entries"]
+    static let byActor = 0, byDevice = 1, byTime = 2, bySpecialist = 3, bySurface = 4
+    static let actions = 5, state = 6, entries = 7
     static let policyKey = Array("policy_version".utf8)
 
     public init() {}
@@ -85,7 +86,7 @@ public struct AuditProjection: Projection {
     private func index(_ e: AuditEntry, _ store: ProjectionStore) throws {
         let none: [UInt8] = []
         // Every key below ends in the event's seq: new by construction, so `insert`.
-        try store.insert(Self.entries, key: Keys.u64(e.seq), value: e.encoded)
+        try store.insert(Self.entries, key: Keys.u64(e.seq), value: e.encoded, append: true)
         try store.insert(Self.byActor, key: ProjectionKeys.timed(e.actor, e.at, e.seq), value: none)
         if let d = e.device { try store.insert(Self.byDevice, key: ProjectionKeys.timed(d, e.at, e.seq), value: none) }
         try store.insert(Self.byTime, key: ProjectionKeys.timed(nil, e.at, e.seq), value: none)

@@ -40,8 +40,9 @@ public struct ProjectionRegistry: Sendable {
     func store(for projection: any Projection, meta: ProjectionMeta, in txn: Transaction) throws -> ProjectionStore? {
         let full = ProjectionMeta.databaseName(projection.name, generation: meta.generation)
         guard let db = try txn.openDatabase(full, create: !txn.isReadOnly) else { return nil }
-        return ProjectionStore(txn: txn, database: db, databaseCount: projection.databases.count, name: projection.name,
-                               checkpoint: meta.checkpoint, digest: meta.digest)
+        return ProjectionStore(txn: txn, database: db, databaseCount: projection.databases.count,
+                               generation: meta.generation, name: projection.name, checkpoint: meta.checkpoint,
+                               digest: meta.digest)
     }
 
     /// The live stores of every projection, creating empty ones the first time.

@@ -19,6 +19,8 @@ public final class ProjectionStore {
     let database: Database
     /// How many logical databases the projection declares.
     let databaseCount: Int
+    /// Which generation ``database`` is (recorded again with the checkpoint at commit).
+    let generation: UInt8
     /// The projection's name.
     public let name: String
     /// Last applied seq.
@@ -26,11 +28,13 @@ public final class ProjectionStore {
     /// The state digest after ``checkpoint``.
     public internal(set) var digest: Digest
 
-    init(txn: Transaction, database: Database, databaseCount: Int, name: String, checkpoint: UInt64, digest: Digest) {
+    init(txn: Transaction, database: Database, databaseCount: Int, generation: UInt8, name: String,
+         checkpoint: UInt64, digest: Digest) {
         precondition(databaseCount <= 255, "a projection declares at most 255 logical databases")
         self.txn = txn
         self.database = database
         self.databaseCount = databaseCount
+        self.generation = generation
         self.name = name
         self.checkpoint = checkpoint
         self.digest = digest
@@ -88,12 +92,16 @@ public final class ProjectionStore {
     }
 
     /// Stores a key that must be new (index entries ending in a seq): skips the lookup of
-    /// an old value that ``put(_:key:value:)`` makes.
-    /// - throws: `projection_stale` when the key is present.
-    public func insert(_ db: Int, key: [UInt8], value: [UInt8]) throws {
+    /// an old value that ``put(_:key:value:)`` makes. With `append` (`MDB_APPEND`: LMDB
+    /// writes at the tree's right edge without a search), the key must also sort after
+    /// every stored key: only for seq-ordered keys in the projection's *last* logical database.
+    /// - throws: `projection_stale` when the key is present (or, with `append`, not last).
+    public func insert(_ db: Int, key: [UInt8], value: [UInt8], append: Bool = false) throws {
+        precondition(!append || db == databaseCount - 1, "only the last logical database can be appended to")
+        let flags = UInt32(MDB_NOOVERWRITE) | (append ? UInt32(MDB_APPEND) : 0)
         do {
             try withKey(db, key) { k in
-                try value.withUnsafeBytes { try txn.put(database, key: k, value: $0, flags: UInt32(MDB_NOOVERWRITE)) }
+                try value.withUnsafeBytes { try txn.put(database, key: k, value: $0, flags: flags) }
             }
         } catch let e as LMDBError where e.code == MDB_KEYEXIST {
             throw LedgerError(.projectionStale, "\(name): entry \(PageToken(key)) of database \(db) is already present")
