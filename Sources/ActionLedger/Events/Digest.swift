@@ -48,7 +48,10 @@ public struct Digest: Hashable, Sendable, CustomStringConvertible {
 
     /// SHA-256 of `data`.
     public static func sha256(_ data: UnsafeRawBufferPointer) -> Digest {
-        SHA256.hash(data: data).withUnsafeBytes { Digest(bytes: $0)! }
+        // update(bufferPointer:) rather than hash(data:), whose DataProtocol path walks regions.
+        var h = SHA256()
+        h.update(bufferPointer: data)
+        return h.finalize().withUnsafeBytes { Digest(bytes: $0)! }
     }
 
     /// SHA-256 over `prefix` then `data`, without joining them first.
