@@ -9,6 +9,7 @@ struct ProjectionMaintenance {
     var batchSize = 10_000
 
     func catchUp() throws {
+        try dropLegacyLayout()
         for projection in registry.projections {
             try reset(projection, ifVersionDiffers: true)
             while try step(projection) {}
@@ -46,6 +47,30 @@ struct ProjectionMaintenance {
             updated.digest = store.digest
             try registry.saveMeta(updated, projection.name, in: txn)
             return store.checkpoint < head
+        }
+    }
+
+    /// Stores written before projection version 2 kept one LMDB database per index
+    /// (`p/NAME/GEN/DB`) and their bookkeeping in a `projections` database. Version 2 rebuilds
+    /// every projection into `p/NAME/GEN`, so the old databases are deleted here, once, to give
+    /// their pages back; nothing of the log is touched.
+    func dropLegacyLayout() throws {
+        try environment.write { txn in
+            guard let legacyMeta = try txn.openDatabase("projections", create: false) else { return }
+            let legacy = ["today": ["items", "feed", "policy"], "autoshipped": ["by_time", "by_person", "open"],
+                          "audit": ["entries", "by_action", "by_actor", "by_device", "by_time", "by_specialist",
+                                    "by_surface", "actions", "state"],
+                          "devices": ["devices"], "activity": ["timeline"]]
+            for (projection, names) in legacy {
+                for generation in 0...1 {
+                    for name in names {
+                        if let db = try txn.openDatabase("p/\(projection)/\(generation)/\(name)", create: false) {
+                            try txn.drop(db, delete: true)
+                        }
+                    }
+                }
+            }
+            try txn.drop(legacyMeta, delete: true)
         }
     }
 }

@@ -109,7 +109,11 @@ public final class Transaction {
 
     /// Empties a database (`mdb_drop`), or deletes it from the environment with `delete`.
     public func drop(_ db: Database, delete: Bool = false) throws {
-        if delete { environment.handles.evict(db.name) }
+        if delete {
+            // A deleted database's handle must not be published when this transaction commits.
+            environment.handles.evict(db.name)
+            openedHandles.removeAll { $0.name == db.name }
+        }
         try check(mdb_drop(txn, db.dbi, delete ? 1 : 0), "mdb_drop(\(db.name))")
     }
 

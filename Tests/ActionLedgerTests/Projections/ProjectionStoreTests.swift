@@ -56,4 +56,30 @@ import Testing
             #expect(try store.recomputeDigest() == .zero)
         }
     }
+
+    /// A store of the version-1 layout (a database per index, bookkeeping in `projections`)
+    /// is rebuilt into the new layout on a writable open and its old databases are deleted.
+    @Test func theLegacyLayoutIsDroppedAndRebuiltOnOpen() throws {
+        let t = try TempLedger()
+        try t.ledger.execute(CommandRequest(.linkDevice(device: "iphone", person: "quinn", org: "quinn-co", label: "iPhone",
+                                                        platform: .ios), now: t0))
+        try t.ledger.execute(CommandRequest(.propose(proposal("a1")), now: t0))
+        let legacy = ["projections", "p/today/0/items", "p/audit/1/by_action", "p/activity/0/timeline"]
+        try t.ledger.environment.write { txn in
+            for name in legacy {
+                let db = try #require(try txn.openDatabase(name, create: true))
+                try txn.put(db, key: Array("today".utf8), value: [1, 2, 3])
+            }
+            // What a version-1 store has: no bookkeeping where version 2 keeps it.
+            for p in t.ledger.registry.projections { try t.ledger.registry.deleteMeta(p.name, rebuild: false, in: txn) }
+        }
+        try t.reopen()
+        let left = try t.ledger.environment.read { txn in
+            try legacy.filter { try txn.openDatabase($0, create: false) != nil }
+        }
+        #expect(left.isEmpty)
+        let feed = try t.ledger.query { try $0.today(TodayQuery(person: "quinn", now: t0)) }
+        #expect(feed.count == 1)
+        try t.ledger.verifyProjections()
+    }
 }
