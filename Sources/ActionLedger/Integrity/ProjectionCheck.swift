@@ -1,9 +1,10 @@
 extension Ledger {
-    /// Checks every inline projection against the log (the crash test's "projections agree
-    /// with the log"): its version is the code's, its checkpoint is the head, its stored
-    /// digest equals a fresh digest of its entries, and — with `refold` on a writable
-    /// ledger — folding the whole log from scratch gives that same digest. The refold runs
-    /// in a write transaction that is always aborted: nothing is written.
+    /// Checks every projection against the log (the crash test's "projections agree with
+    /// the log"): its version is the code's, its checkpoint is at most the head (and within
+    /// the replay limit), its stored digest equals a fresh digest of its entries, and —
+    /// with `refold` on a writable ledger — folding the whole log from scratch gives the
+    /// digest of the stored state with the log's tail folded in. The refold runs in a
+    /// write transaction that is always aborted: nothing is written.
     /// - throws: `integrity_failure` naming the projection and what disagrees.
     public func verifyProjections(refold: Bool = true) throws {
         try read { reader in
@@ -14,7 +15,8 @@ extension Ledger {
                     if head.seq == 0 { continue }
                     throw Self.projectionFailure(p.name, "has no state")
                 }
-                guard meta.version == p.version, meta.checkpoint == head.seq else {
+                guard meta.version == p.version, meta.checkpoint <= head.seq,
+                      head.seq - meta.checkpoint <= ProjectionRegistry.replayLimit else {
                     throw Self.projectionFailure(p.name, "is at seq \(meta.checkpoint) version \(meta.version); "
                         + "the log is at \(head.seq), the code at version \(p.version)")
                 }
@@ -29,8 +31,10 @@ extension Ledger {
         do {
             try environment.write { txn in
                 let reader = LogReader(txn: txn, dbs: dbs)
+                let head = try reader.head().seq
                 for p in registry.projections {
-                    let recorded = try registry.meta(p.name, in: txn)?.digest ?? .zero
+                    // The live state at the head: stored entries with the tail folded in memory.
+                    let recorded = head == 0 ? .zero : try registry.readStore(p.name, reader: reader, head: head, digest: true).digest
                     // A scratch generation no live or rebuild state uses; dropped with the abort.
                     let scratch = ProjectionMeta(version: p.version, generation: 0xFF, checkpoint: 0, digest: .zero)
                     guard let store = try registry.store(for: p, meta: scratch, in: txn) else { continue }
@@ -41,7 +45,7 @@ extension Ledger {
                     }
                     guard store.digest == recorded else {
                         throw Self.projectionFailure(p.name, "folding the log from scratch gives digest \(store.digest.hex), "
-                            + "the stored state has \(recorded.hex)")
+                            + "the stored state (with the log's tail folded in) has \(recorded.hex)")
                     }
                 }
                 throw Rollback()

@@ -1,8 +1,9 @@
 import CLMDB
 
-/// The log's side of one write transaction: assigns seqs, chains hashes, writes the
-/// indexes and applies the inline projections, all in that transaction. Only the
-/// writer creates sessions, so there is one per write transaction.
+/// The log's side of one write transaction: assigns seqs, chains hashes and writes the
+/// log's indexes; at the end it folds the log's tail into the projections when they would
+/// otherwise trail it by ``ProjectionRegistry/maxLag`` events. Only the writer creates
+/// sessions, so there is one per write transaction.
 final class AppendSession {
     /// The innermost open transaction: the command's nested one while a command runs.
     private(set) var txn: Transaction
@@ -25,17 +26,18 @@ final class AppendSession {
         head = try LogReader(txn: txn, dbs: dbs).head()
         initialHead = head
         stores = try registry.liveStores(in: txn)
-        for (p, s) in zip(registry.projections, stores) where s.checkpoint != head.seq {
-            throw LedgerError(.projectionStale, "projection \(p.name) is at seq \(s.checkpoint), the log at \(head.seq): "
+        for (p, s) in zip(registry.projections, stores) where s.checkpoint > head.seq {
+            throw LedgerError(.projectionStale, "projection \(p.name) is at seq \(s.checkpoint), past the log's head \(head.seq): "
                 + "run `ledger rebuild --projection \(p.name)`")
         }
     }
 
     /// Runs `body` in a nested transaction: its appends are kept when it returns, and on
-    /// a throw both the LMDB writes and this session's in-memory head and digests rewind.
+    /// a throw both the LMDB writes and this session's in-memory head rewind. (Commands
+    /// never touch the projections: they are folded in ``finish()``.)
     func nested<T>(_ body: () throws -> T) throws -> T {
         let parent = txn
-        let saved = mark()
+        let saved = head
         do {
             return try parent.nested { child in
                 use(child)
@@ -43,7 +45,7 @@ final class AppendSession {
                 return try body()
             }
         } catch {
-            rewind(to: saved)
+            head = saved
             throw error
         }
     }
@@ -51,24 +53,6 @@ final class AppendSession {
     private func use(_ t: Transaction) {
         txn = t
         for s in stores { s.txn = t }
-    }
-
-    /// In-memory state to restore when a nested command transaction is discarded.
-    struct Mark {
-        let head: LogHead
-        let projections: [(UInt64, Digest)]
-    }
-
-    private func mark() -> Mark {
-        Mark(head: head, projections: stores.map { ($0.checkpoint, $0.digest) })
-    }
-
-    private func rewind(to mark: Mark) {
-        head = mark.head
-        for (s, m) in zip(stores, mark.projections) {
-            s.checkpoint = m.0
-            s.digest = m.1
-        }
     }
 
     /// Appends `event`, giving it the next seq; returns it as stored.
@@ -100,9 +84,6 @@ final class AppendSession {
         // MDB_APPEND: keys only ever grow; MDB_NOOVERWRITE: an existing seq is never replaced.
         try txn.put(dbs.events, key: Keys.u64(event.seq), value: value, flags: UInt32(MDB_APPEND | MDB_NOOVERWRITE))
         try index(event)
-        for (p, s) in zip(registry.projections, stores) {
-            try ProjectionRegistry.apply(event, p, s)
-        }
         head = LogHead(seq: event.seq, hash: hash)
         return StoredEvent(event: event, hash: hash)
     }
@@ -151,8 +132,11 @@ final class AppendSession {
         try txn.put(dbs.commands, key: Array(commandId.utf8), value: v)
     }
 
-    /// Writes the head and every projection's checkpoint and digest:
-    /// called once, just before commit, so they land in the same transaction as the events.
+    /// Writes the head and, when the projections would trail it by ``ProjectionRegistry/maxLag``
+    /// events or more, folds the log's tail into them and records their checkpoints and
+    /// digests: called once, just before commit, so all of it lands with the events.
+    /// - throws: `projection_stale` naming the seq a projection cannot fold. The whole
+    ///   transaction then fails; the engine stops rather than skip the event.
     func finish() throws {
         // A transaction whose commands were all refused writes nothing, so the commit
         // leaves the file byte-for-byte unchanged (LMDB skips a commit with no dirty pages).
@@ -160,7 +144,9 @@ final class AppendSession {
         var v = Keys.u64(head.seq)
         head.hash.withBytes { v.append(contentsOf: $0) }
         try txn.put(dbs.meta, key: MetaKey.head, value: v)
+        guard stores.contains(where: { head.seq - $0.checkpoint >= registry.maxLag }) else { return }
         for (p, s) in zip(registry.projections, stores) {
+            try ProjectionRegistry.foldTail(p, s, reader, through: head.seq)
             try registry.saveMeta(ProjectionMeta(version: p.version, generation: s.generation, checkpoint: s.checkpoint,
                                                  digest: s.digest), p.name, in: txn)
         }

@@ -95,9 +95,13 @@ extension ProjectionSnapshot {
     /// Every event of `actionId` in seq order, and its state at `now`.
     /// - throws: `unknown_action` when it was never proposed.
     public func auditAction(_ actionId: String, now: Timestamp) throws -> ActionTrail {
-        let store = try store("audit")
-        // The log's per-action index lists the seqs; the audit entries describe them.
-        let trail = try LogReader(txn: txn, dbs: dbs).seqs(in: dbs.actionSeqs, of: actionId).map { try entry(store, $0) }
+        // The log's per-action index lists the seqs; the audit entries describe them. An
+        // entry is written once, under its seq, so the stored projection answers for every
+        // seq up to its checkpoint: the tail is folded only when the action has events in it.
+        let seqs = try LogReader(txn: txn, dbs: dbs).seqs(in: dbs.actionSeqs, of: actionId)
+        let stored = try storedStore("audit")
+        let store = seqs.allSatisfy { $0 <= stored.checkpoint } ? stored : try self.store("audit")
+        let trail = try seqs.map { try entry(store, $0) }
         guard let first = trail.first, first.type == .actionProposed else {
             throw LedgerError(.unknownAction, "no action \(actionId)", details: ["action_id": .string(actionId)])
         }

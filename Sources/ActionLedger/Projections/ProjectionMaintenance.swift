@@ -1,5 +1,6 @@
 /// Brings projections level with the log: after a version bump (rebuilt from seq 1) or
-/// when a projection's checkpoint trails the head. Runs in bounded write transactions,
+/// when a projection trails the head by ``ProjectionRegistry/maxLag`` events or more (a
+/// shorter tail is normal: the next fold takes it). Runs in bounded write transactions,
 /// each re-reading the checkpoint, so it is resumable and safe beside other processes.
 struct ProjectionMaintenance {
     let environment: Environment
@@ -29,12 +30,14 @@ struct ProjectionMaintenance {
         }
     }
 
-    /// Applies up to ``batchSize`` events; returns whether more remain.
+    /// Applies up to ``batchSize`` events when the projection trails by `maxLag` or more;
+    /// returns whether more remain.
     func step(_ projection: any Projection) throws -> Bool {
         try environment.write { txn in
             let reader = LogReader(txn: txn, dbs: dbs)
             let head = try reader.head().seq
             guard let meta = try registry.meta(projection.name, in: txn), meta.checkpoint < head,
+                  head - meta.checkpoint >= registry.maxLag,
                   let store = try registry.store(for: projection, meta: meta, in: txn) else { return false }
             var applied = 0
             try reader.forEach(from: meta.checkpoint + 1) { stored in

@@ -195,6 +195,8 @@ struct ShadowBuild {
                 continue
             }
             if options.verify {
+                // The live state trails the head by its lag: fold it, so both are at the head.
+                try registry.foldLive(p, reader, through: step.head)
                 try registry.saveMeta(updated, p.name, rebuild: true, in: txn)
                 if compareInline { step.finished.append(try compare(p, updated, txn, resumed: resumed)) }
             } else {
@@ -222,7 +224,8 @@ struct ShadowBuild {
             let head = try LogReader(txn: txn, dbs: dbs).head().seq
             var out: [RebuildResult] = []
             for p in pending {
-                guard let shadow = try registry.meta(p.name, rebuild: true, in: txn), shadow.checkpoint == head else { return [] }
+                guard let shadow = try registry.meta(p.name, rebuild: true, in: txn), shadow.checkpoint == head,
+                      try registry.meta(p.name, in: txn)?.checkpoint == head else { return [] }
                 out.append(try compare(p, shadow, txn, resumed: resumed))
             }
             return out

@@ -1,10 +1,26 @@
-/// The projections a ledger maintains, and their bookkeeping in the `projections` database.
+/// The projections a ledger maintains, and their bookkeeping in the log's `meta` database.
+///
+/// Projections trail the log by fewer than ``maxLag`` events. A commit appends the events
+/// and the log's own indexes only; the commit that would leave a projection `maxLag` or
+/// more events behind also folds the whole tail into it, in the same transaction. So most
+/// commits write three B-trees instead of nine, and the projections' index pages are
+/// written once per fold rather than once per commit. Queries fold the tail (at most
+/// `maxLag - 1` events) into an in-memory ``ProjectionOverlay`` over their read snapshot,
+/// so every answer is exactly the state at the log head.
 public struct ProjectionRegistry: Sendable {
-    /// Inline projections, updated in the same write transaction as each append.
+    /// The projections, folded in this order.
     public let projections: [any Projection]
+    /// A commit folds the log's tail into the projections once they would trail it by this
+    /// many events. 1 folds every commit (projections always at the head).
+    public var maxLag: UInt64
+    /// The longest tail a query replays: beyond it the projection is reported stale (a
+    /// projection that far behind was left by an interrupted catch-up or another build).
+    public static let replayLimit: UInt64 = 10_000
 
-    public init(_ projections: [any Projection]) {
+    public init(_ projections: [any Projection], maxLag: UInt64 = 32) {
+        precondition(maxLag >= 1 && maxLag <= ProjectionRegistry.replayLimit, "maxLag must be 1…\(ProjectionRegistry.replayLimit)")
         self.projections = projections
+        self.maxLag = maxLag
     }
 
     /// The bookkeeping lives in the log's `meta` database, under `projection/NAME`: the
@@ -57,20 +73,57 @@ public struct ProjectionRegistry: Sendable {
         }
     }
 
-    /// The live store of one projection for a query, refusing one that is stale.
-    public func readStore(_ name: String, in txn: Transaction, head: UInt64) throws -> ProjectionStore {
+    /// The stored state of one projection for a query, at its checkpoint (the log's tail
+    /// not folded in), refusing one of another version or too far behind.
+    func storedStore(_ name: String, in txn: Transaction, head: UInt64) throws -> (any Projection, ProjectionStore) {
         guard let p = projections.first(where: { $0.name == name }) else {
             throw LedgerError(.invalidInput, "no projection named \(name)")
         }
         guard let meta = try meta(name, in: txn), let store = try store(for: p, meta: meta, in: txn) else {
-            if head == 0, let empty = try emptyStore(p, txn) { return empty }
+            if head == 0, let empty = try emptyStore(p, txn) { return (p, empty) }
             throw LedgerError(.projectionStale, "projection \(name) was never built: run `ledger rebuild --projection \(name)`")
         }
-        guard meta.version == p.version, meta.checkpoint == head else {
+        guard meta.version == p.version, meta.checkpoint <= head, head - meta.checkpoint <= Self.replayLimit else {
             throw LedgerError(.projectionStale, "projection \(name) is at seq \(meta.checkpoint) (version \(meta.version)) "
                 + "but the log is at \(head) (version \(p.version) expected): run `ledger rebuild --projection \(name)`")
         }
-        return store
+        return (p, store)
+    }
+
+    /// The state of one projection at the log head for a query: its stored state with the
+    /// log's tail folded into an in-memory overlay (no digest kept unless `digest`).
+    func readStore(_ name: String, reader: LogReader, head: UInt64, digest: Bool = false) throws -> ProjectionStore {
+        let (p, stored) = try storedStore(name, in: reader.txn, head: head)
+        guard stored.checkpoint < head else { return stored }
+        let replay = ProjectionStore(txn: reader.txn, database: stored.database, databaseCount: stored.databaseCount,
+                                     generation: stored.generation, name: stored.name, checkpoint: stored.checkpoint,
+                                     digest: stored.digest, overlay: ProjectionOverlay(), tracksDigest: digest)
+        try Self.foldTail(p, replay, reader, through: head)
+        return replay
+    }
+
+    /// Folds the log's tail into `p`'s live state and records it (in a write transaction):
+    /// what a commit's fold does, for a comparison that needs the live state at the head.
+    func foldLive(_ p: any Projection, _ reader: LogReader, through head: UInt64) throws {
+        guard let meta = try meta(p.name, in: reader.txn), meta.version == p.version, meta.checkpoint < head,
+              let store = try store(for: p, meta: meta, in: reader.txn) else { return }
+        try Self.foldTail(p, store, reader, through: head)
+        var updated = meta
+        updated.checkpoint = store.checkpoint
+        updated.digest = store.digest
+        try saveMeta(updated, p.name, in: reader.txn)
+    }
+
+    /// Folds the events after `store`'s checkpoint, through `head`, into it.
+    static func foldTail(_ p: any Projection, _ store: ProjectionStore, _ reader: LogReader, through head: UInt64) throws {
+        guard store.checkpoint < head else { return }
+        try reader.forEach(from: store.checkpoint + 1) { stored in
+            try apply(stored.event, p, store)
+            return stored.event.seq < head
+        }
+        guard store.checkpoint == head else {
+            throw LedgerError(.projectionStale, "projection \(store.name) reached seq \(store.checkpoint), not the head \(head)")
+        }
     }
 
     private func emptyStore(_ p: any Projection, _ txn: Transaction) throws -> ProjectionStore? {

@@ -1,6 +1,8 @@
 /// A consistent, read-only view of the projections at one log head: every query reads
-/// through one, and refuses a projection that is not exactly at that head (stale after a
-/// version bump or an interrupted catch-up) instead of answering from old state.
+/// through one. A projection's stored state trails the head by fewer than
+/// ``ProjectionRegistry/maxLag`` events; the snapshot folds that tail in memory, so answers
+/// are exactly at the head. It refuses a projection of another version or too far behind
+/// (`projection_stale`) instead of answering from old state.
 ///
 /// ```swift
 /// let feed = try ledger.query { try $0.today(TodayQuery(person: "quinn", now: now)) }
@@ -13,6 +15,12 @@ public struct ProjectionSnapshot {
     let registry: ProjectionRegistry
     /// The log's databases (queries also read its per-action index).
     let dbs: LogDatabases
+    /// Stores already brought to the head in this snapshot: the tail is folded once per projection.
+    private let cache = StoreCache()
+
+    private final class StoreCache {
+        var stores: [String: ProjectionStore] = [:]
+    }
 
     /// A snapshot over `txn`, e.g. inside `Environment.read`.
     /// - throws: ``LedgerError`` `invalid_input` when the environment holds no log.
@@ -30,9 +38,20 @@ public struct ProjectionSnapshot {
         head = try LogReader(txn: txn, dbs: dbs).head().seq
     }
 
-    /// The named projection's live store, refusing a stale one (`projection_stale`).
+    /// The named projection's state at the head, refusing a stale one (`projection_stale`).
     public func store(_ name: String) throws -> ProjectionStore {
-        try registry.readStore(name, in: txn, head: head)
+        if let store = cache.stores[name] { return store }
+        let store = try registry.readStore(name, reader: LogReader(txn: txn, dbs: dbs), head: head)
+        cache.stores[name] = store
+        return store
+    }
+
+    /// The named projection's stored state, at its checkpoint (up to `maxLag - 1` events
+    /// behind the head): for a query that can tell the tail does not concern it, which
+    /// then skips folding it.
+    func storedStore(_ name: String) throws -> ProjectionStore {
+        if let store = cache.stores[name] { return store }
+        return try registry.storedStore(name, in: txn, head: head).1
     }
 }
 

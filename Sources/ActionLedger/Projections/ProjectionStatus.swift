@@ -14,10 +14,12 @@ public struct ProjectionStatus: Sendable {
 
     public var lag: UInt64 { head - min(checkpoint, head) }
 
-    /// `live`, `stale` (behind the head or of another version: queries refuse it) or `missing`.
+    /// `live` (queries fold its lag, the log's tail, in memory), `stale` (of another
+    /// version, or further behind than ``ProjectionRegistry/replayLimit``: queries refuse
+    /// it) or `missing`.
     public var state: String {
         guard let storedVersion else { return "missing" }
-        return storedVersion == version && checkpoint == head ? "live" : "stale"
+        return storedVersion == version && checkpoint <= head && lag <= ProjectionRegistry.replayLimit ? "live" : "stale"
     }
 
     public var json: JSON {

@@ -27,9 +27,13 @@ public final class ProjectionStore {
     public internal(set) var checkpoint: UInt64
     /// The state digest after ``checkpoint``.
     public internal(set) var digest: Digest
+    /// Set for a query's replay of the log's tail: writes stay in memory (see ``ProjectionOverlay``).
+    let overlay: ProjectionOverlay?
+    /// False for a query's replay, which needs no digest: skips hashing every write.
+    let tracksDigest: Bool
 
     init(txn: Transaction, database: Database, databaseCount: Int, generation: UInt8, name: String,
-         checkpoint: UInt64, digest: Digest) {
+         checkpoint: UInt64, digest: Digest, overlay: ProjectionOverlay? = nil, tracksDigest: Bool = true) {
         precondition(databaseCount <= 255, "a projection declares at most 255 logical databases")
         self.txn = txn
         self.database = database
@@ -38,6 +42,8 @@ public final class ProjectionStore {
         self.name = name
         self.checkpoint = checkpoint
         self.digest = digest
+        self.overlay = overlay
+        self.tracksDigest = tracksDigest
     }
 
     /// The stored key of `key` in logical database `db` (its range byte, then the key);
@@ -65,7 +71,25 @@ public final class ProjectionStore {
 
     /// Lends the value under `key` in database `db`.
     public func withValue<R>(_ db: Int, key: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        try withKey(db, key) { k in try txn.withValue(database, key: k, body) }
+        try withKey(db, key) { k in try stored(k, body) }
+    }
+
+    /// Lends the value under a physical key: the overlay's when it has one, else LMDB's.
+    @inline(__always)
+    private func stored<R>(_ k: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        if let overlay, let hit = overlay.lookup(k) {
+            guard let value = hit else { return nil }
+            return try value.withUnsafeBytes(body)
+        }
+        return try txn.withValue(database, key: k, body)
+    }
+
+    private func add(_ db: Int, _ key: some Collection<UInt8>, _ value: some Collection<UInt8>) {
+        if tracksDigest { digest = digest.adding(ProjectionStore.entryHash(db, key, value)) }
+    }
+
+    private func subtract(_ db: Int, _ key: some Collection<UInt8>, _ value: UnsafeRawBufferPointer) {
+        if tracksDigest { digest = digest.subtracting(ProjectionStore.entryHash(db, key, value)) }
     }
 
     /// Copies out the value under `key` in database `db`.
@@ -79,14 +103,15 @@ public final class ProjectionStore {
         try withKey(db, key) { k in
             // Compare and hash the old value where it lies in the map: no copy.
             let unchanged = try value.withUnsafeBytes { new in
-                try txn.withValue(database, key: k) { old -> Bool in
+                try stored(k) { old -> Bool in
                     if old.elementsEqual(new) { return true }
-                    digest = digest.subtracting(ProjectionStore.entryHash(db, key, old))
+                    subtract(db, key, old)
                     return false
                 }
             }
             if unchanged == true { return }
-            digest = digest.adding(ProjectionStore.entryHash(db, key, value))
+            add(db, key, value)
+            if let overlay { return overlay.set(k, value) }
             try value.withUnsafeBytes { try txn.put(database, key: k, value: $0) }
         }
     }
@@ -99,22 +124,28 @@ public final class ProjectionStore {
     public func insert(_ db: Int, key: [UInt8], value: [UInt8], append: Bool = false) throws {
         precondition(!append || db == databaseCount - 1, "only the last logical database can be appended to")
         let flags = UInt32(MDB_NOOVERWRITE) | (append ? UInt32(MDB_APPEND) : 0)
+        func present() -> LedgerError {
+            LedgerError(.projectionStale, "\(name): entry \(PageToken(key)) of database \(db) is already present")
+        }
         do {
             try withKey(db, key) { k in
+                if let overlay {
+                    guard try stored(k, { _ in true }) == nil else { throw present() }
+                    return overlay.set(k, value)
+                }
                 try value.withUnsafeBytes { try txn.put(database, key: k, value: $0, flags: flags) }
             }
         } catch let e as LMDBError where e.code == MDB_KEYEXIST {
-            throw LedgerError(.projectionStale, "\(name): entry \(PageToken(key)) of database \(db) is already present")
+            throw present()
         }
-        digest = digest.adding(ProjectionStore.entryHash(db, key, value))
+        add(db, key, value)
     }
 
     /// Removes `key`, updating the digest.
     public func delete(_ db: Int, key: [UInt8]) throws {
         try withKey(db, key) { k in
-            let old = try txn.withValue(database, key: k) { ProjectionStore.entryHash(db, key, $0) }
-            guard let old else { return }
-            digest = digest.subtracting(old)
+            guard try stored(k, { subtract(db, key, $0) }) != nil else { return }
+            if let overlay { return overlay.set(k, nil) }
             try txn.delete(database, key: k)
         }
     }
@@ -136,6 +167,10 @@ public final class ProjectionStore {
             let next = tag == 255 ? nil : try cursor.seek(atLeast: [tag + 1])
             entry = try next == nil ? cursor.last() : cursor.previous()
         }
+        if let overlay {
+            let from = start.map { [tag] + $0 }
+            return try overlay.mergedScan(cursor, tag: tag, from: from, reverse: reverse, stored: entry, body)
+        }
         while let (k, v) = entry, k.first == tag {
             guard try body(UnsafeRawBufferPointer(rebasing: k.dropFirst()), v) else { return }
             entry = try reverse ? cursor.previous() : cursor.next()
@@ -151,6 +186,7 @@ public final class ProjectionStore {
 
     /// Empties every logical database (a reset or a discarded shadow).
     func removeAll() throws {
+        precondition(overlay == nil, "a replay never empties the stored projection")
         try txn.drop(database)
         digest = .zero
     }
@@ -184,6 +220,7 @@ public final class ProjectionStore {
 
     /// Recomputes the digest from every entry (verification of the running digest).
     func recomputeDigest() throws -> Digest {
+        precondition(overlay == nil, "recomputes the stored entries' digest only")
         var d = Digest.zero
         try txn.scan(database) { k, v in
             guard let db = k.first, Int(db) < databaseCount else {

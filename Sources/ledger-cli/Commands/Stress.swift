@@ -88,8 +88,8 @@ struct StressFill: LedgerSubcommand {
         var n = 0
         while UInt64(n * 2) + start < UInt64(count) {
             let ids = (n..<n + 500).map { "f-\(start)-\($0)" }
-            try ledger.execute(batch: ids.map { CommandRequest(.propose(syntheticProposal($0)), now: now) })
-            try ledger.execute(batch: ids.map { CommandRequest(.tap(.approve, actionId: $0, device: "fill-phone"), now: now) })
+            _ = try ledger.execute(batch: ids.map { CommandRequest(.propose(syntheticProposal($0)), now: now) })
+            _ = try ledger.execute(batch: ids.map { CommandRequest(.tap(.approve, actionId: $0, device: "fill-phone"), now: now) })
             n += 500
         }
         if noSync { try ledger.environment.sync() }

@@ -56,7 +56,12 @@ import Testing
         #expect(activity["count"] == 2)
         let status = try json("projections", "--read-only")
         guard case .array(let ps)? = status["projections"] else { Issue.record("no projections"); return }
-        #expect(ps.count == 5 && ps.allSatisfy { $0["state"] == "live" && $0["lag"] == 0 })
+        // Live, and trailing the head by less than the default maxLag (32): the demo's tail
+        // is folded by each query, not by a commit.
+        #expect(ps.count == 5 && ps.allSatisfy {
+            guard case .number(let lag)? = $0["lag"] else { return false }
+            return $0["state"] == "live" && lag < 32
+        })
 
         #expect(try ledger("audit", "action", "nope").status == LedgerError.Code.unknownAction.exitStatus)
         #expect(try ledger("audit", "autoshipped", "--since", "24x").status == LedgerError.Code.invalidInput.exitStatus)
