@@ -42,6 +42,8 @@ public final class Ledger: Sendable {
             writer = nil
         } else {
             let opened = try environment.write { txn -> LogDatabases in
+                // A store of the layout before the log index is converted once, here.
+                try LogDatabases.migrateLegacyLayout(txn)
                 guard let d = try LogDatabases.open(txn) else { throw LedgerError(.storage, "cannot create the log") }
                 return d
             }

@@ -91,19 +91,19 @@ final class AppendSession {
     private func index(_ event: Event) throws {
         let empty: [UInt8] = []
         if let actionId = event.actionId {
-            try txn.put(dbs.actionSeqs, key: Keys.composite(actionId, event.seq), value: empty)
+            try dbs.actionSeqs.put(txn, key: Keys.composite(actionId, event.seq), value: empty)
         }
         switch event.payload {
         case .deviceLinked(let d):
-            try txn.put(dbs.deviceSeqs, key: Keys.composite(d.device, event.seq), value: empty)
+            try dbs.deviceSeqs.put(txn, key: Keys.composite(d.device, event.seq), value: empty)
         case .deviceRevoked(let d):
-            try txn.put(dbs.deviceSeqs, key: Keys.composite(d.device, event.seq), value: empty)
+            try dbs.deviceSeqs.put(txn, key: Keys.composite(d.device, event.seq), value: empty)
         case .policySet:
-            try txn.put(dbs.meta, key: MetaKey.policy, value: Keys.u64(event.seq))
+            try dbs.meta.put(txn, key: MetaKey.policy, value: Keys.u64(event.seq))
         case .autoShipped:
             let key = Keys.composite(event.person, UInt64(bitPattern: event.at.utcDay))
-            let n = try txn.withValue(dbs.autoShipDays, key: key) { Keys.readU64($0) } ?? 0
-            try txn.put(dbs.autoShipDays, key: key, value: Keys.u64(n + 1))
+            let n = try dbs.autoShipDays.withValue(txn, key: key) { Keys.readU64($0) } ?? 0
+            try dbs.autoShipDays.put(txn, key: key, value: Keys.u64(n + 1))
         default:
             break
         }
@@ -114,7 +114,7 @@ final class AppendSession {
         var v = Keys.u64(first)
         withUnsafeBytes(of: UInt32(count).bigEndian) { v.append(contentsOf: $0) }
         writes += 1
-        try txn.put(dbs.commands, key: Array(commandId.utf8), value: v, flags: UInt32(MDB_NOOVERWRITE))
+        try dbs.commands.put(txn, key: commandId.utf8, value: v, flags: UInt32(MDB_NOOVERWRITE))
     }
 
     /// Indexes the command id of an event appended verbatim: a command's events are
@@ -129,7 +129,7 @@ final class AppendSession {
         }
         var v = Keys.u64(first)
         withUnsafeBytes(of: UInt32(count + 1).bigEndian) { v.append(contentsOf: $0) }
-        try txn.put(dbs.commands, key: Array(commandId.utf8), value: v)
+        try dbs.commands.put(txn, key: commandId.utf8, value: v)
     }
 
     /// Writes the head and, when the projections would trail it by ``ProjectionRegistry/maxLag``
@@ -143,7 +143,7 @@ final class AppendSession {
         guard head != initialHead else { return }
         var v = Keys.u64(head.seq)
         head.hash.withBytes { v.append(contentsOf: $0) }
-        try txn.put(dbs.meta, key: MetaKey.head, value: v)
+        try dbs.meta.put(txn, key: MetaKey.head, value: v)
         guard stores.contains(where: { head.seq - $0.checkpoint >= registry.maxLag }) else { return }
         for (p, s) in zip(registry.projections, stores) {
             try ProjectionRegistry.foldTail(p, s, reader, through: head.seq)

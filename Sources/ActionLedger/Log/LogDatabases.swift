@@ -1,30 +1,132 @@
-/// The log's own databases: the events and the indexes written in the same transaction.
+import CLMDB
+
+/// The log's own databases: the events, and the indexes written in the same transaction.
+///
+/// The indexes are key ranges of **one** LMDB database, `log_index` (a range byte, then the
+/// key): a durable commit writes every B-tree it touched, with its branch pages and
+/// catalogue record, so an approval that appends an event and updates three indexes writes
+/// two trees, not four (Benchmarks/README.md). Stores written before the log index kept
+/// each index in a database of its own; they are read as they are and converted on a
+/// writable open (``LogDatabases/migrateLegacyLayout(_:)``).
 struct LogDatabases: Sendable {
     /// seq (8 bytes BE) → chain hash (32 bytes) ‖ canonical event bytes. Append-only.
     let events: Database
-    /// `head` → seq ‖ hash; `policy` → seq of the policy in force.
-    let meta: Database
+    /// `head` → seq ‖ hash; `policy` → seq of the policy in force; `projection/NAME` →
+    /// a projection's bookkeeping.
+    let meta: LogIndex
     /// command id → first seq (8 BE) ‖ event count (4 BE): idempotency of commands.
-    let commands: Database
+    let commands: LogIndex
     /// action id ‖ 0x00 ‖ seq → empty: each action's stream.
-    let actionSeqs: Database
+    let actionSeqs: LogIndex
     /// device id ‖ 0x00 ‖ seq → empty: each device's link and revocation events.
-    let deviceSeqs: Database
+    let deviceSeqs: LogIndex
     /// person ‖ 0x00 ‖ UTC day (8 BE) → count (8 BE): auto-ships per person and day.
-    let autoShipDays: Database
+    let autoShipDays: LogIndex
 
-    static let names = ["events", "meta", "commands", "action_seqs", "device_seqs", "autoship_days"]
+    /// The indexes in range-byte order (1…5); before the log index, each was a database of this name.
+    static let indexNames = ["meta", "commands", "action_seqs", "device_seqs", "autoship_days"]
+    static let indexDatabase = "log_index"
 
     /// Opens (creating in a write transaction) the log's databases; nil in a read-only
     /// transaction on an environment where the log was never created.
     static func open(_ txn: Transaction) throws -> LogDatabases? {
-        var dbs: [Database] = []
-        for name in names {
-            guard let db = try txn.openDatabase(name, create: !txn.isReadOnly) else { return nil }
-            dbs.append(db)
+        if let index = try txn.openDatabase(indexDatabase, create: false) {
+            guard let events = try txn.openDatabase("events", create: !txn.isReadOnly) else { return nil }
+            return LogDatabases(events: events, index: { LogIndex(database: index, tag: UInt8($0 + 1)) })
         }
-        return LogDatabases(events: dbs[0], meta: dbs[1], commands: dbs[2], actionSeqs: dbs[3],
-                            deviceSeqs: dbs[4], autoShipDays: dbs[5])
+        if let legacy = try openLegacy(txn) { return legacy }
+        guard !txn.isReadOnly, let events = try txn.openDatabase("events", create: true),
+              let index = try txn.openDatabase(indexDatabase, create: true) else { return nil }
+        return LogDatabases(events: events, index: { LogIndex(database: index, tag: UInt8($0 + 1)) })
+    }
+
+    private init(events: Database, index: (Int) throws -> LogIndex) rethrows {
+        self.events = events
+        meta = try index(0)
+        commands = try index(1)
+        actionSeqs = try index(2)
+        deviceSeqs = try index(3)
+        autoShipDays = try index(4)
+    }
+
+    /// A store written before the log index: every index a database of its own.
+    private static func openLegacy(_ txn: Transaction) throws -> LogDatabases? {
+        guard let events = try txn.openDatabase("events", create: false),
+              try txn.openDatabase("meta", create: false) != nil else { return nil }
+        return try LogDatabases(events: events) { i in
+            guard let db = try txn.openDatabase(indexNames[i], create: !txn.isReadOnly) else {
+                throw LedgerError(.storage, "the store has no \(indexNames[i]) database")
+            }
+            return LogIndex(database: db, tag: nil)
+        }
+    }
+
+    /// True for a store of the legacy layout.
+    var isLegacy: Bool { meta.tag == nil }
+
+    /// Copies a legacy store's indexes into `log_index` (range by range, in key order, so
+    /// each entry is appended at the tree's right edge) and deletes the old databases, in
+    /// one write transaction: all or nothing. The events are not touched.
+    static func migrateLegacyLayout(_ txn: Transaction) throws {
+        guard try txn.openDatabase(indexDatabase, create: false) == nil,
+              let legacy = try openLegacy(txn), let index = try txn.openDatabase(indexDatabase, create: true) else { return }
+        for (i, old) in [legacy.meta, legacy.commands, legacy.actionSeqs, legacy.deviceSeqs, legacy.autoShipDays].enumerated() {
+            let target = LogIndex(database: index, tag: UInt8(i + 1))
+            try txn.scan(old.database) { k, v in
+                try target.put(txn, key: k, value: v, flags: UInt32(MDB_APPEND))
+                return true
+            }
+            try txn.drop(old.database, delete: true)
+        }
+    }
+}
+
+/// One of the log's indexes: a key range of the `log_index` database, or (in a store
+/// written before it) a whole database. Keys are given without the range byte.
+struct LogIndex: Sendable {
+    let database: Database
+    /// The range byte; nil for a legacy store's own database.
+    let tag: UInt8?
+
+    /// Lends the stored key from a stack buffer (this runs for every index read and write).
+    @inline(__always)
+    func withKey<R>(_ key: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        guard let tag else { return try withBytes(key, body) }
+        return try withBytes(key) { k in
+            try withUnsafeTemporaryAllocation(byteCount: k.count + 1, alignment: 1) { buffer in
+                buffer[0] = tag
+                if k.count > 0 { UnsafeMutableRawBufferPointer(rebasing: buffer[1...]).copyMemory(from: k) }
+                return try body(UnsafeRawBufferPointer(buffer))
+            }
+        }
+    }
+
+    func withValue<R>(_ txn: Transaction, key: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try withKey(key) { k in try txn.withValue(database, key: k, body) }
+    }
+
+    func get(_ txn: Transaction, key: some Collection<UInt8>) throws -> [UInt8]? {
+        try withValue(txn, key: key) { Array($0) }
+    }
+
+    func put(_ txn: Transaction, key: some Collection<UInt8>, value: some Collection<UInt8>, flags: UInt32 = 0) throws {
+        try withKey(key) { k in try withBytes(value) { v in try txn.put(database, key: k, value: v, flags: flags) } }
+    }
+
+    /// Removes `key` (projection bookkeeping only: nothing of the log is ever deleted).
+    @discardableResult
+    func delete(_ txn: Transaction, key: some Collection<UInt8>) throws -> Bool {
+        try withKey(key) { k in try txn.delete(database, key: k) }
+    }
+
+    /// Visits the index's entries in key order from `start` (inclusive); `body` returns false to stop.
+    func scan(_ txn: Transaction, from start: [UInt8] = [],
+              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        guard let tag else { return try txn.scan(database, from: start.isEmpty ? nil : start, body) }
+        try txn.scan(database, from: [tag] + start) { k, v in
+            guard k.first == tag else { return false }
+            return try body(UnsafeRawBufferPointer(rebasing: k.dropFirst()), v)
+        }
     }
 }
 

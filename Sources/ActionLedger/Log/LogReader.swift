@@ -7,7 +7,7 @@ public struct LogReader {
 
     /// The last event's seq and hash, or ``LogHead/empty``.
     public func head() throws -> LogHead {
-        try txn.withValue(dbs.meta, key: MetaKey.head) { b in
+        try dbs.meta.withValue(txn, key: MetaKey.head) { b in
             LogHead(seq: Keys.readU64(b), hash: Digest(bytes: UnsafeRawBufferPointer(rebasing: b[8..<40]))!)
         } ?? .empty
     }
@@ -43,10 +43,10 @@ public struct LogReader {
     }
 
     /// The seqs of one id's entries in a `id ‖ 0x00 ‖ seq` index.
-    func seqs(in db: Database, of id: String) throws -> [UInt64] {
+    func seqs(in index: LogIndex, of id: String) throws -> [UInt64] {
         let prefix = Keys.prefix(id)
         var out: [UInt64] = []
-        try txn.scan(db, from: prefix) { k, _ in
+        try index.scan(txn, from: prefix) { k, _ in
             guard k.count == prefix.count + 8, k.starts(with: prefix) else { return false }
             out.append(Keys.readU64(k, at: prefix.count))
             return true
@@ -93,7 +93,7 @@ public struct LogReader {
     /// Every device ever linked, in id order.
     public func allDevices() throws -> [DeviceState] {
         var ids: [String] = []
-        try txn.scan(dbs.deviceSeqs) { k, _ in
+        try dbs.deviceSeqs.scan(txn) { k, _ in
             let id = String(decoding: k[..<(k.count - 9)], as: UTF8.self)
             if ids.last != id { ids.append(id) }
             return true
@@ -103,19 +103,19 @@ public struct LogReader {
 
     /// The policy in force: the latest `policy.set`, or the built-in version 0.
     public func policy() throws -> PolicyDocument {
-        let seq = try txn.withValue(dbs.meta, key: MetaKey.policy) { Keys.readU64($0) }
+        let seq = try dbs.meta.withValue(txn, key: MetaKey.policy) { Keys.readU64($0) }
         guard let seq, case .policySet(let p)? = try event(seq)?.event.payload else { return .builtIn }
         return p
     }
 
     /// Auto-ships recorded for `person` on UTC `day`.
     public func autoShipped(person: String, day: Int64) throws -> Int {
-        try txn.withValue(dbs.autoShipDays, key: Keys.composite(person, UInt64(bitPattern: day))) { Int(Keys.readU64($0)) } ?? 0
+        try dbs.autoShipDays.withValue(txn, key: Keys.composite(person, UInt64(bitPattern: day))) { Int(Keys.readU64($0)) } ?? 0
     }
 
     /// The seqs a command appended, when it already ran.
     public func command(_ commandId: String) throws -> (first: UInt64, count: Int)? {
-        try txn.get(dbs.commands, key: Array(commandId.utf8)).map { v in
+        try dbs.commands.get(txn, key: commandId.utf8).map { v in
             v.withUnsafeBytes { (Keys.readU64($0), Int(UInt32(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))) }
         }
     }

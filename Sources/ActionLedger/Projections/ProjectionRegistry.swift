@@ -23,33 +23,31 @@ public struct ProjectionRegistry: Sendable {
         self.maxLag = maxLag
     }
 
-    /// The bookkeeping lives in the log's `meta` database, under `projection/NAME`: the
+    /// The bookkeeping lives in the log's `meta` index, under `projection/NAME`: the
     /// appending transaction writes the log head there anyway, so recording every
     /// projection's checkpoint and digest dirties no B-tree of its own.
-    static let metaDatabase = "meta"
-
     static func metaKey(_ name: String, rebuild: Bool) -> [UInt8] {
         Array(("projection/" + name + (rebuild ? "#rebuild" : "")).utf8)
     }
 
-    func metaDB(_ txn: Transaction) throws -> Database? {
-        try txn.openDatabase(ProjectionRegistry.metaDatabase, create: !txn.isReadOnly)
+    func metaDB(_ txn: Transaction) throws -> LogIndex? {
+        try LogDatabases.open(txn)?.meta
     }
 
     /// The stored bookkeeping of `name` (or of its rebuild, with `rebuild`).
     public func meta(_ name: String, rebuild: Bool = false, in txn: Transaction) throws -> ProjectionMeta? {
         guard let db = try metaDB(txn) else { return nil }
-        return try txn.withValue(db, key: Self.metaKey(name, rebuild: rebuild)) { try ProjectionMeta(decoding: $0) }
+        return try db.withValue(txn, key: Self.metaKey(name, rebuild: rebuild)) { try ProjectionMeta(decoding: $0) }
     }
 
     func saveMeta(_ meta: ProjectionMeta, _ name: String, rebuild: Bool = false, in txn: Transaction) throws {
         guard let db = try metaDB(txn) else { throw LedgerError(.readOnly, "cannot record projection state read-only") }
-        try txn.put(db, key: Self.metaKey(name, rebuild: rebuild), value: meta.encoded)
+        try db.put(txn, key: Self.metaKey(name, rebuild: rebuild), value: meta.encoded)
     }
 
     func deleteMeta(_ name: String, rebuild: Bool, in txn: Transaction) throws {
         guard let db = try metaDB(txn) else { return }
-        try txn.delete(db, key: Self.metaKey(name, rebuild: rebuild))
+        try db.delete(txn, key: Self.metaKey(name, rebuild: rebuild))
     }
 
     /// Opens `projection`'s databases of `generation` as a store positioned at `meta`.

@@ -24,10 +24,10 @@ enum IntegrityFixtures {
     }
 
     /// Runs `body` in a write transaction on the ledger's own environment with the
-    /// `events` and `meta` databases: a direct write, bypassing the engine.
-    static func tamper(_ l: Ledger, _ body: (Transaction, Database, Database) throws -> Void) throws {
+    /// `events` database and the `meta` range of `log_index`: a direct write, bypassing the engine.
+    static func tamper(_ l: Ledger, _ body: (Transaction, Database, LogIndex) throws -> Void) throws {
         try l.environment.write { txn in
-            try body(txn, try txn.openDatabase("events")!, try txn.openDatabase("meta")!)
+            try body(txn, try txn.openDatabase("events")!, try LogDatabases.open(txn)!.meta)
         }
     }
 
@@ -60,7 +60,7 @@ enum IntegrityFixtures {
 
     /// Re-chains every event from `from` after a rewrite, as a careful attacker would, and
     /// updates the head record so that verification alone cannot tell.
-    static func rechain(_ txn: Transaction, _ events: Database, _ meta: Database, from: UInt64) throws {
+    static func rechain(_ txn: Transaction, _ events: Database, _ meta: LogIndex, from: UInt64) throws {
         var prev = Digest.zero
         if from > 1 {
             prev = Digest(bytes: Array(try txn.get(events, key: Keys.u64(from - 1))!.prefix(32)))!
@@ -75,6 +75,6 @@ enum IntegrityFixtures {
             last = (seq, hash)
             seq += 1
         }
-        try txn.put(meta, key: Array("head".utf8), value: Keys.u64(last.0) + last.1.bytes)
+        try meta.put(txn, key: Array("head".utf8), value: Keys.u64(last.0) + last.1.bytes)
     }
 }

@@ -41,11 +41,11 @@ import Testing
     @Test func flippingABitInTheHeadRecordIsCaught() throws {
         let t = try populated()
         let l = t.ledger!
-        let original = try l.read { r in try r.txn.get(r.dbs.meta, key: MetaKey.head)! }
+        let original = try l.read { r in try r.dbs.meta.get(r.txn, key: MetaKey.head)! }
         for offset in 0..<original.count {
             var damaged = original
             damaged[offset] ^= 0x10
-            try F.tamper(l) { txn, _, meta in try txn.put(meta, key: MetaKey.head, value: damaged) }
+            try F.tamper(l) { txn, _, meta in try meta.put(txn, key: MetaKey.head, value: damaged) }
             #expect(F.failure(l)?.code == .integrityFailure, "head byte \(offset)")
         }
     }
