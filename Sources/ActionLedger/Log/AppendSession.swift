@@ -9,7 +9,6 @@ final class AppendSession {
     private(set) var txn: Transaction
     let dbs: LogDatabases
     let registry: ProjectionRegistry
-    let stores: [ProjectionStore]
     private(set) var head: LogHead
     /// The head when the transaction began: nothing appended means nothing to record.
     private let initialHead: LogHead
@@ -25,11 +24,6 @@ final class AppendSession {
         self.registry = registry
         head = try LogReader(txn: txn, dbs: dbs).head()
         initialHead = head
-        stores = try registry.liveStores(in: txn)
-        for (p, s) in zip(registry.projections, stores) where s.checkpoint > head.seq {
-            throw LedgerError(.projectionStale, "projection \(p.name) is at seq \(s.checkpoint), past the log's head \(head.seq): "
-                + "run `ledger rebuild --projection \(p.name)`")
-        }
     }
 
     /// Runs `body` in a nested transaction: its appends are kept when it returns, and on
@@ -52,7 +46,6 @@ final class AppendSession {
 
     private func use(_ t: Transaction) {
         txn = t
-        for s in stores { s.txn = t }
     }
 
     /// Appends `event`, giving it the next seq; returns it as stored.
@@ -143,9 +136,15 @@ final class AppendSession {
         guard head != initialHead else { return }
         var v = Keys.u64(head.seq)
         head.hash.withBytes { v.append(contentsOf: $0) }
-        try dbs.meta.put(txn, key: MetaKey.head, value: v)
-        guard stores.contains(where: { head.seq - $0.checkpoint >= registry.maxLag }) else { return }
-        for (p, s) in zip(registry.projections, stores) {
+        try dbs.head.put(txn, key: MetaKey.head, value: v)
+        // The projections are opened only here: most commits just read their checkpoints.
+        let checkpoints = try registry.projections.map { try registry.meta($0.name, in: txn)?.checkpoint ?? 0 }
+        for (p, c) in zip(registry.projections, checkpoints) where c > head.seq {
+            throw LedgerError(.projectionStale, "projection \(p.name) is at seq \(c), past the log's head \(head.seq): "
+                + "run `ledger rebuild --projection \(p.name)`")
+        }
+        guard checkpoints.contains(where: { head.seq - $0 >= registry.maxLag }) else { return }
+        for (p, s) in zip(registry.projections, try registry.liveStores(in: txn)) {
             try ProjectionRegistry.foldTail(p, s, reader, through: head.seq)
             try registry.saveMeta(ProjectionMeta(version: p.version, generation: s.generation, checkpoint: s.checkpoint,
                                                  digest: s.digest), p.name, in: txn)

@@ -5,26 +5,30 @@ import CLMDB
 /// The indexes are key ranges of **one** LMDB database, `log_index` (a range byte, then the
 /// key): a durable commit writes every B-tree it touched, with its branch pages and
 /// catalogue record, so an approval that appends an event and updates three indexes writes
-/// two trees, not four (Benchmarks/README.md). Stores written before the log index kept
-/// each index in a database of its own; they are read as they are and converted on a
-/// writable open (``LogDatabases/migrateLegacyLayout(_:)``).
+/// two trees, not four (Benchmarks/README.md). The ranges are ordered so that what every
+/// commit writes at the right edge — the newest command ids (time-ordered) and the head
+/// record — shares the tree's last leaf. Stores written before the log index kept each
+/// index in a database of its own; they are read as they are and converted on a writable
+/// open (``LogDatabases/migrateLegacyLayout(_:)``).
 struct LogDatabases: Sendable {
     /// seq (8 bytes BE) → chain hash (32 bytes) ‖ canonical event bytes. Append-only.
     let events: Database
-    /// `head` → seq ‖ hash; `policy` → seq of the policy in force; `projection/NAME` →
-    /// a projection's bookkeeping.
+    /// `policy` → seq of the policy in force; `projection/NAME` → a projection's bookkeeping.
     let meta: LogIndex
-    /// command id → first seq (8 BE) ‖ event count (4 BE): idempotency of commands.
-    let commands: LogIndex
     /// action id ‖ 0x00 ‖ seq → empty: each action's stream.
     let actionSeqs: LogIndex
     /// device id ‖ 0x00 ‖ seq → empty: each device's link and revocation events.
     let deviceSeqs: LogIndex
     /// person ‖ 0x00 ‖ UTC day (8 BE) → count (8 BE): auto-ships per person and day.
     let autoShipDays: LogIndex
+    /// command id → first seq (8 BE) ‖ event count (4 BE): idempotency of commands.
+    let commands: LogIndex
+    /// `head` → the last seq ‖ its hash: the tree's last key.
+    let head: LogIndex
 
-    /// The indexes in range-byte order (1…5); before the log index, each was a database of this name.
-    static let indexNames = ["meta", "commands", "action_seqs", "device_seqs", "autoship_days"]
+    /// The ranges in range-byte order (1…6); before the log index, each but `head` was a
+    /// database of this name (the head record was `head` in `meta`).
+    static let indexNames = ["meta", "action_seqs", "device_seqs", "autoship_days", "commands", "head"]
     static let indexDatabase = "log_index"
 
     /// Opens (creating in a write transaction) the log's databases; nil in a read-only
@@ -32,21 +36,22 @@ struct LogDatabases: Sendable {
     static func open(_ txn: Transaction) throws -> LogDatabases? {
         if let index = try txn.openDatabase(indexDatabase, create: false) {
             guard let events = try txn.openDatabase("events", create: !txn.isReadOnly) else { return nil }
-            return LogDatabases(events: events, index: { LogIndex(database: index, tag: UInt8($0 + 1)) })
+            return LogDatabases(events: events) { LogIndex(database: index, tag: UInt8($0 + 1)) }
         }
         if let legacy = try openLegacy(txn) { return legacy }
         guard !txn.isReadOnly, let events = try txn.openDatabase("events", create: true),
               let index = try txn.openDatabase(indexDatabase, create: true) else { return nil }
-        return LogDatabases(events: events, index: { LogIndex(database: index, tag: UInt8($0 + 1)) })
+        return LogDatabases(events: events) { LogIndex(database: index, tag: UInt8($0 + 1)) }
     }
 
     private init(events: Database, index: (Int) throws -> LogIndex) rethrows {
         self.events = events
         meta = try index(0)
-        commands = try index(1)
-        actionSeqs = try index(2)
-        deviceSeqs = try index(3)
-        autoShipDays = try index(4)
+        actionSeqs = try index(1)
+        deviceSeqs = try index(2)
+        autoShipDays = try index(3)
+        commands = try index(4)
+        head = try index(5)
     }
 
     /// A store written before the log index: every index a database of its own.
@@ -54,15 +59,13 @@ struct LogDatabases: Sendable {
         guard let events = try txn.openDatabase("events", create: false),
               try txn.openDatabase("meta", create: false) != nil else { return nil }
         return try LogDatabases(events: events) { i in
-            guard let db = try txn.openDatabase(indexNames[i], create: !txn.isReadOnly) else {
-                throw LedgerError(.storage, "the store has no \(indexNames[i]) database")
+            let name = i == 5 ? "meta" : indexNames[i]
+            guard let db = try txn.openDatabase(name, create: !txn.isReadOnly) else {
+                throw LedgerError(.storage, "the store has no \(name) database")
             }
             return LogIndex(database: db, tag: nil)
         }
     }
-
-    /// True for a store of the legacy layout.
-    var isLegacy: Bool { meta.tag == nil }
 
     /// Copies a legacy store's indexes into `log_index` (range by range, in key order, so
     /// each entry is appended at the tree's right edge) and deletes the old databases, in
@@ -70,14 +73,22 @@ struct LogDatabases: Sendable {
     static func migrateLegacyLayout(_ txn: Transaction) throws {
         guard try txn.openDatabase(indexDatabase, create: false) == nil,
               let legacy = try openLegacy(txn), let index = try txn.openDatabase(indexDatabase, create: true) else { return }
-        for (i, old) in [legacy.meta, legacy.commands, legacy.actionSeqs, legacy.deviceSeqs, legacy.autoShipDays].enumerated() {
-            let target = LogIndex(database: index, tag: UInt8(i + 1))
+        let current = LogDatabases(events: legacy.events) { LogIndex(database: index, tag: UInt8($0 + 1)) }
+        let ranges = [(legacy.meta, current.meta), (legacy.actionSeqs, current.actionSeqs),
+                      (legacy.deviceSeqs, current.deviceSeqs), (legacy.autoShipDays, current.autoShipDays),
+                      (legacy.commands, current.commands)]
+        for (old, new) in ranges {
             try txn.scan(old.database) { k, v in
-                try target.put(txn, key: k, value: v, flags: UInt32(MDB_APPEND))
+                // The head record has a range of its own, last.
+                if new.tag == current.meta.tag, k.elementsEqual(MetaKey.head) { return true }
+                try new.put(txn, key: k, value: v, flags: UInt32(MDB_APPEND))
                 return true
             }
-            try txn.drop(old.database, delete: true)
         }
+        if let head = try legacy.head.get(txn, key: MetaKey.head) {
+            try current.head.put(txn, key: MetaKey.head, value: head, flags: UInt32(MDB_APPEND))
+        }
+        for (old, _) in ranges { try txn.drop(old.database, delete: true) }
     }
 }
 

@@ -7,7 +7,7 @@ public struct LogReader {
 
     /// The last event's seq and hash, or ``LogHead/empty``.
     public func head() throws -> LogHead {
-        try dbs.meta.withValue(txn, key: MetaKey.head) { b in
+        try dbs.head.withValue(txn, key: MetaKey.head) { b in
             LogHead(seq: Keys.readU64(b), hash: Digest(bytes: UnsafeRawBufferPointer(rebasing: b[8..<40]))!)
         } ?? .empty
     }

@@ -24,10 +24,11 @@ enum IntegrityFixtures {
     }
 
     /// Runs `body` in a write transaction on the ledger's own environment with the
-    /// `events` database and the `meta` range of `log_index`: a direct write, bypassing the engine.
+    /// `events` database and the head record's range of `log_index`: a direct write,
+    /// bypassing the engine.
     static func tamper(_ l: Ledger, _ body: (Transaction, Database, LogIndex) throws -> Void) throws {
         try l.environment.write { txn in
-            try body(txn, try txn.openDatabase("events")!, try LogDatabases.open(txn)!.meta)
+            try body(txn, try txn.openDatabase("events")!, try LogDatabases.open(txn)!.head)
         }
     }
 

@@ -41,7 +41,7 @@ import Testing
     @Test func flippingABitInTheHeadRecordIsCaught() throws {
         let t = try populated()
         let l = t.ledger!
-        let original = try l.read { r in try r.dbs.meta.get(r.txn, key: MetaKey.head)! }
+        let original = try l.read { r in try r.dbs.head.get(r.txn, key: MetaKey.head)! }
         for offset in 0..<original.count {
             var damaged = original
             damaged[offset] ^= 0x10

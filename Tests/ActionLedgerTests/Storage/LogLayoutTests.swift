@@ -6,12 +6,12 @@ import Testing
 /// without losing an entry: the same queries, the same idempotency, a verifying chain.
 @Suite struct LogLayoutTests {
     /// Rewrites `t`'s store into the older layout: each range of `log_index` copied into a
-    /// database of its own name, then `log_index` deleted.
+    /// database of its own name (the head record into `meta`), then `log_index` deleted.
     func downgrade(_ t: TempLedger) throws {
         try t.ledger.environment.write { txn in
             let index = try #require(try txn.openDatabase(LogDatabases.indexDatabase, create: false))
             for (i, name) in LogDatabases.indexNames.enumerated() {
-                let old = try #require(try txn.openDatabase(name, create: true))
+                let old = try #require(try txn.openDatabase(name == "head" ? "meta" : name, create: true))
                 try LogIndex(database: index, tag: UInt8(i + 1)).scan(txn) { k, v in
                     try txn.put(old, key: k, value: v)
                     return true
