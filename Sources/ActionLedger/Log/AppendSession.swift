@@ -15,6 +15,11 @@ final class AppendSession {
     /// Counts the puts made through this session: a refused command that left it unchanged
     /// wrote nothing and needs no rollback (the writer's optimistic path).
     private(set) var writes = 0
+    /// The events appended in this transaction, for the fold in ``finish()`` to apply
+    /// without decoding them back from the log; nil past ``retainLimit`` (an import), when
+    /// the fold reads them from the log instead.
+    private var appended: [Event]? = []
+    static let retainLimit = 10_000
 
     var reader: LogReader { LogReader(txn: txn, dbs: dbs) }
 
@@ -32,6 +37,7 @@ final class AppendSession {
     func nested<T>(_ body: () throws -> T) throws -> T {
         let parent = txn
         let saved = head
+        let savedCount = appended?.count
         do {
             return try parent.nested { child in
                 use(child)
@@ -40,6 +46,7 @@ final class AppendSession {
             }
         } catch {
             head = saved
+            if let savedCount, appended != nil { appended!.removeSubrange(savedCount...) }
             throw error
         }
     }
@@ -77,6 +84,9 @@ final class AppendSession {
         // MDB_APPEND: keys only ever grow; MDB_NOOVERWRITE: an existing seq is never replaced.
         try txn.put(dbs.events, key: Keys.u64(event.seq), value: value, flags: UInt32(MDB_APPEND | MDB_NOOVERWRITE))
         try index(event)
+        if appended != nil {
+            if appended!.count < Self.retainLimit { appended!.append(event) } else { appended = nil }
+        }
         head = LogHead(seq: event.seq, hash: hash)
         return StoredEvent(event: event, hash: hash)
     }
@@ -145,7 +155,12 @@ final class AppendSession {
         }
         guard checkpoints.contains(where: { head.seq - $0 >= registry.maxLag }) else { return }
         for (p, s) in zip(registry.projections, try registry.liveStores(in: txn)) {
-            try ProjectionRegistry.foldTail(p, s, reader, through: head.seq)
+            if let appended {
+                try ProjectionRegistry.foldTail(p, s, reader, through: initialHead.seq)
+                for event in appended where event.seq > s.checkpoint { try ProjectionRegistry.apply(event, p, s) }
+            } else {
+                try ProjectionRegistry.foldTail(p, s, reader, through: head.seq)
+            }
             try registry.saveMeta(ProjectionMeta(version: p.version, generation: s.generation, checkpoint: s.checkpoint,
                                                  digest: s.digest), p.name, in: txn)
         }
