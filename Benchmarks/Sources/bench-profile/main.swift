@@ -5,6 +5,7 @@ import Foundation
 // A plain driver to run one workload under a profiler (valgrind --tool=callgrind):
 //   bench-profile ingest <events>     proposals through the engine, 1000 per group
 //   bench-profile approve <count>     single approvals, one command per transaction
+//   bench-profile handoff <count>     empty jobs: the writer hand-off and an empty transaction
 //   bench-profile fixture             builds the cached 1M-event fixture (make bench would)
 // Set-up and the measured part both use unsafeNoSync: this is for CPU profiles only.
 
@@ -28,10 +29,16 @@ case "ingest":
 case "approve":
     try EngineSetup.proposePending(l, prefix: "p", count: count)
     let t = Date()
+    var samples: [UInt64] = []
+    samples.reserveCapacity(count)
     for i in 0..<count {
+        let start = DispatchTime.now().uptimeNanoseconds
         try l.execute(CommandRequest(.tap(.approve, actionId: Sample.actionId("p", i), device: Sample.device(0)), now: Sample.base))
+        samples.append(DispatchTime.now().uptimeNanoseconds - start)
     }
-    print(String(format: "%.1f µs per approval (no fsync: CPU and the hand-off to the writer)", -t.timeIntervalSinceNow / Double(count) * 1e6))
+    samples.sort()
+    print(String(format: "%.1f µs per approval, p50 %.1f µs, p99 %.1f µs (no fsync: CPU, writes and the hand-off to the writer)",
+                 -t.timeIntervalSinceNow / Double(count) * 1e6, Double(samples[count / 2]) / 1e3, Double(samples[count * 99 / 100]) / 1e3))
 case "concurrent":
     // 16 callers, `count` approvals in all; prints write transactions per approval.
     let callers = 16
@@ -51,6 +58,11 @@ case "concurrent":
     print(String(format: "%d approvals in %.3f s (%.0f/s), %d transactions, %.1f per group",
                  try l.read { try $0.head().seq } - before, elapsed, Double(count) / elapsed, txns,
                  Double(count) / Double(txns)))
+case "handoff":
+    // An empty job through the writer: the hand-off both ways plus an empty transaction.
+    let t = Date()
+    for _ in 0..<count { try l.append(verbatim: []) }
+    print(String(format: "%.1f µs per empty job", -t.timeIntervalSinceNow / Double(count) * 1e6))
 case "fixture":
     print(try MillionFixture.path())
 default:
