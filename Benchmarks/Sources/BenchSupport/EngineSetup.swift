@@ -9,6 +9,10 @@ public enum EngineSetup {
         var options = Ledger.Options()
         options.environment.unsafeNoSync = unsafeNoSync
         options.environment.mapSize = 1 << 30
+        // BENCH_MAX_LAG: experiments with the projections' fold interval (default: the engine's).
+        if let lag = ProcessInfo.processInfo.environment["BENCH_MAX_LAG"].flatMap(UInt64.init) {
+            options.projections = ProjectionRegistry(ProjectionRegistry.standard.projections, maxLag: lag)
+        }
         let l = try Ledger(path: path, options: options)
         if try l.read({ try $0.head().seq }) == 0 {
             _ = try l.execute(batch: (0..<people).map { n in
