@@ -148,7 +148,7 @@ final class AppendSession {
         head.hash.withBytes { v.append(contentsOf: $0) }
         try dbs.head.put(txn, key: MetaKey.head, value: v)
         // The projections are opened only here: most commits just read their checkpoints.
-        let checkpoints = try registry.projections.map { try registry.meta($0.name, in: txn)?.checkpoint ?? 0 }
+        let checkpoints = try registry.checkpoints(dbs.meta, in: txn)
         for (p, c) in zip(registry.projections, checkpoints) where c > head.seq {
             throw LedgerError(.projectionStale, "projection \(p.name) is at seq \(c), past the log's head \(head.seq): "
                 + "run `ledger rebuild --projection \(p.name)`")

@@ -34,6 +34,14 @@ public struct ProjectionRegistry: Sendable {
         try LogDatabases.open(txn)?.meta
     }
 
+    /// Every projection's stored checkpoint (0 when never recorded), read through the
+    /// log's already open `meta` index: every commit reads these.
+    func checkpoints(_ meta: LogIndex, in txn: Transaction) throws -> [UInt64] {
+        try projections.map { p in
+            try meta.withValue(txn, key: Self.metaKey(p.name, rebuild: false)) { try ProjectionMeta(decoding: $0).checkpoint } ?? 0
+        }
+    }
+
     /// The stored bookkeeping of `name` (or of its rebuild, with `rebuild`).
     public func meta(_ name: String, rebuild: Bool = false, in txn: Transaction) throws -> ProjectionMeta? {
         guard let db = try metaDB(txn) else { return nil }
