@@ -17,6 +17,11 @@ public struct ProjectionRegistry: Sendable {
     /// projection that far behind was left by an interrupted catch-up or another build).
     public static let replayLimit: UInt64 = 10_000
 
+    /// - parameters:
+    ///   - projections: folded in this order; names must be unique.
+    ///   - maxLag: 1…``replayLimit``. 32 by default: a fold every 32 events keeps a
+    ///     query's in-memory fold of the tail to a few hundred µs at most (Today p99 at 1M
+    ///     events stays ~0.2–0.3 ms), while most commits write no projection page.
     public init(_ projections: [any Projection], maxLag: UInt64 = 32) {
         precondition(maxLag >= 1 && maxLag <= ProjectionRegistry.replayLimit, "maxLag must be 1…\(ProjectionRegistry.replayLimit)")
         self.projections = projections
