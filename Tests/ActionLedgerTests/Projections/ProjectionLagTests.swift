@@ -54,6 +54,30 @@ import Testing
     }
 }
 
+extension ProjectionLagTests {
+    /// A projection further behind than the replay limit (an interrupted catch-up, never a
+    /// commit) is refused by queries, reported stale, and caught up by a writable open.
+    @Test func aProjectionPastTheReplayLimitIsStaleUntilAWritableOpen() throws {
+        let t = try TempLedger()
+        let l = t.ledger!
+        try l.link("iphone")
+        let n = Int(ProjectionRegistry.replayLimit) + 5
+        _ = try l.execute(batch: (0..<n).map { CommandRequest(.propose(proposal("p\($0)")), now: t0) })
+        // What a version bump's reset leaves until its catch-up runs: empty, at seq 0.
+        try l.environment.write { txn in
+            let meta = try #require(try l.registry.meta("today", in: txn))
+            let reset = ProjectionMeta(version: meta.version, generation: meta.generation, checkpoint: 0, digest: .zero)
+            try #require(try l.registry.store(for: TodayProjection(), meta: reset, in: txn)).removeAll()
+            try l.registry.saveMeta(reset, "today", in: txn)
+        }
+        let e = #expect(throws: LedgerError.self) { try l.query { try $0.today(TodayQuery(person: "quinn", now: t0)) } }
+        #expect(e?.code == .projectionStale)
+        #expect(try l.query { try $0.statuses() }.first { $0.name == "today" }?.state == "stale")
+        try t.reopen()
+        #expect(try t.ledger.query { try $0.today(TodayQuery(person: "quinn", now: t0, limit: 5)) }.count == n)
+    }
+}
+
 /// Refuses to fold the proposal of action `refused`.
 private struct Refuses: Projection {
     let name = "refuses"
