@@ -2,10 +2,11 @@ import ActionLedger
 import BenchSupport
 import Foundation
 
-// A plain driver to run one workload under a profiler (valgrind --tool=callgrind):
+// A plain driver to run one workload under a profiler (perf record -g, valgrind --tool=callgrind):
 //   bench-profile ingest <events>     proposals through the engine, 1000 per group
 //   bench-profile approve <count>     single approvals, one command per transaction
 //   bench-profile handoff <count>     empty jobs: the writer hand-off and an empty transaction
+//   bench-profile reads <count>       what a tap's command reads, each timed alone
 //   bench-profile fixture             builds the cached 1M-event fixture (make bench would)
 // Set-up and the measured part both use unsafeNoSync: this is for CPU profiles only.
 
@@ -63,6 +64,25 @@ case "handoff":
     let t = Date()
     for _ in 0..<count { try l.append(verbatim: []) }
     print(String(format: "%.1f µs per empty job", -t.timeIntervalSinceNow / Double(count) * 1e6))
+case "reads":
+    // What a tap's command reads, each timed alone over `count` pending actions.
+    try EngineSetup.proposePending(l, prefix: "p", count: count)
+    func time(_ name: String, _ body: (LogReader, Int) throws -> Void) throws {
+        let t = Date()
+        try l.read { r in for i in 0..<count { try body(r, i) } }
+        print(String(format: "%-14@ %6.2f µs", name as NSString, -t.timeIntervalSinceNow / Double(count) * 1e6))
+    }
+    try time("actionState") { r, i in _ = try r.actionState(Sample.actionId("p", i)) }
+    try time("deviceState") { r, _ in _ = try r.deviceState(Sample.device(0)) }
+    try time("policy") { r, _ in _ = try r.policy() }
+    try time("command") { r, i in _ = try r.command("cmd-\(i)") }
+    try time("head") { r, _ in _ = try r.head() }
+    try time("encode+chain") { r, i in
+        let e = try r.event(UInt64(i % 1000 + 2))!.event
+        let bytes = EventCodec.encode(e)
+        _ = bytes.withUnsafeBytes { Digest.sha256(.zero, $0) }
+    }
+    try time("decode") { r, i in _ = try r.event(UInt64(i % 1000 + 2)) }
 case "fixture":
     print(try MillionFixture.path())
 default:
