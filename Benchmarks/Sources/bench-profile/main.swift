@@ -64,6 +64,9 @@ case "handoff":
     let t = Date()
     for _ in 0..<count { try l.append(verbatim: []) }
     print(String(format: "%.1f µs per empty job", -t.timeIntervalSinceNow / Double(count) * 1e6))
+    let u = Date()
+    for _ in 0..<count { try l.environment.write { _ in } }
+    print(String(format: "%.1f µs per empty write transaction on the calling thread", -u.timeIntervalSinceNow / Double(count) * 1e6))
 case "reads":
     // What a tap's command reads, each timed alone over `count` pending actions.
     try EngineSetup.proposePending(l, prefix: "p", count: count)
