@@ -176,6 +176,23 @@ public struct Proposal: Sendable, Equatable {
         self.expiresAt = expiresAt
         contentHash = EventCodec.contentHash(of: preview)
     }
+
+    /// A decoded proposal, with the content hash as stored: verification, not decoding,
+    /// judges it, so decoding does not hash the preview again (a SHA-256 per proposal read).
+    init(specialist: Specialist, surface: String, kind: String, target: Target, stakes: Stakes, confidence: Double,
+         preview: Preview, rationale: String, scheduledFor: Timestamp?, expiresAt: Timestamp?, storedContentHash: Digest) {
+        self.specialist = specialist
+        self.surface = surface
+        self.kind = kind
+        self.target = target
+        self.stakes = stakes
+        self.confidence = confidence
+        self.preview = preview
+        self.rationale = rationale
+        self.scheduledFor = scheduledFor
+        self.expiresAt = expiresAt
+        contentHash = storedContentHash
+    }
 }
 
 /// `action.reviewed` / `action.confirmed`: a tap bound to the content it was made on.
@@ -224,6 +241,12 @@ public struct Edit: Sendable, Equatable {
     public init(preview: Preview) {
         self.preview = preview
         contentHash = EventCodec.contentHash(of: preview)
+    }
+
+    /// A decoded edit, with the content hash as stored (see ``Proposal``).
+    init(preview: Preview, storedContentHash: Digest) {
+        self.preview = preview
+        contentHash = storedContentHash
     }
 }
 

@@ -63,13 +63,12 @@ extension EventCodec {
             let confidence = try r.double()
             let preview = try readPreview(&r)
             let rationale = try r.string()
-            var p = Proposal(specialist: specialist, surface: surface, kind: kind, target: target, stakes: stakes,
-                             confidence: confidence, preview: preview, rationale: rationale,
-                             scheduledFor: try r.optional { try $0.timestamp() },
-                             expiresAt: try r.optional { try $0.timestamp() })
+            let scheduledFor = try r.optional { try $0.timestamp() }
+            let expiresAt = try r.optional { try $0.timestamp() }
             // The stored hash is kept as recorded: verification, not decoding, judges it.
-            p.contentHash = try r.digest()
-            return .proposed(p)
+            return .proposed(Proposal(specialist: specialist, surface: surface, kind: kind, target: target, stakes: stakes,
+                                      confidence: confidence, preview: preview, rationale: rationale,
+                                      scheduledFor: scheduledFor, expiresAt: expiresAt, storedContentHash: try r.digest()))
         case .actionReviewed, .actionConfirmed:
             let t = Tap(contentHash: try r.digest(), policyVersion: try readVersion(&r))
             return type == .actionReviewed ? .reviewed(t) : .confirmed(t)
@@ -84,9 +83,8 @@ extension EventCodec {
         case .actionHeld:
             return .held(Hold(until: try r.timestamp()))
         case .actionEdited:
-            var e = Edit(preview: try readPreview(&r))
-            e.contentHash = try r.digest()
-            return .edited(e)
+            let preview = try readPreview(&r)
+            return .edited(Edit(preview: preview, storedContentHash: try r.digest()))
         case .actionExecuted:
             return .executed(Outcome(outcome: try r.string()))
         case .actionFailed:
