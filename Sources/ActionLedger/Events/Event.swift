@@ -164,17 +164,9 @@ public struct Proposal: Sendable, Equatable {
     public init(specialist: Specialist, surface: String, kind: String, target: Target, stakes: Stakes,
                 confidence: Double, preview: Preview, rationale: String,
                 scheduledFor: Timestamp? = nil, expiresAt: Timestamp? = nil) {
-        self.specialist = specialist
-        self.surface = surface
-        self.kind = kind
-        self.target = target
-        self.stakes = stakes
-        self.confidence = confidence
-        self.preview = preview
-        self.rationale = rationale
-        self.scheduledFor = scheduledFor
-        self.expiresAt = expiresAt
-        contentHash = EventCodec.contentHash(of: preview)
+        self.init(specialist: specialist, surface: surface, kind: kind, target: target, stakes: stakes,
+                  confidence: confidence, preview: preview, rationale: rationale, scheduledFor: scheduledFor,
+                  expiresAt: expiresAt, storedContentHash: EventCodec.contentHash(of: preview))
     }
 
     /// A decoded proposal, with the content hash as stored: verification, not decoding,
@@ -239,8 +231,7 @@ public struct Edit: Sendable, Equatable {
     public var preview: Preview
     public var contentHash: Digest
     public init(preview: Preview) {
-        self.preview = preview
-        contentHash = EventCodec.contentHash(of: preview)
+        self.init(preview: preview, storedContentHash: EventCodec.contentHash(of: preview))
     }
 
     /// A decoded edit, with the content hash as stored (see ``Proposal``).

@@ -154,12 +154,26 @@ final class AppendSession {
                 + "run `ledger rebuild --projection \(p.name)`")
         }
         guard checkpoints.contains(where: { head.seq - $0 >= registry.maxLag }) else { return }
-        for (p, s) in zip(registry.projections, try registry.liveStores(in: txn)) {
-            if let appended {
-                try ProjectionRegistry.foldTail(p, s, reader, through: initialHead.seq)
-                for event in appended where event.seq > s.checkpoint { try ProjectionRegistry.apply(event, p, s) }
-            } else {
-                try ProjectionRegistry.foldTail(p, s, reader, through: head.seq)
+        let stores = try registry.liveStores(in: txn)
+        func fold(_ event: Event) throws {
+            for (p, s) in zip(registry.projections, stores) where s.checkpoint < event.seq {
+                try ProjectionRegistry.apply(event, p, s)
+            }
+        }
+        // One pass, each event decoded once for every projection: from the log up to what
+        // this transaction appended (all of it after an import too large to keep), then
+        // this transaction's events from memory.
+        let fromLog = appended == nil ? head.seq : initialHead.seq
+        if let low = checkpoints.min(), low < fromLog {
+            try reader.forEach(from: low + 1) { stored in
+                try fold(stored.event)
+                return stored.event.seq < fromLog
+            }
+        }
+        for event in appended ?? [] { try fold(event) }
+        for (p, s) in zip(registry.projections, stores) {
+            guard s.checkpoint == head.seq else {
+                throw LedgerError(.projectionStale, "projection \(p.name) reached seq \(s.checkpoint), not the head \(head.seq)")
             }
             try registry.saveMeta(ProjectionMeta(version: p.version, generation: s.generation, checkpoint: s.checkpoint,
                                                  digest: s.digest), p.name, in: txn)

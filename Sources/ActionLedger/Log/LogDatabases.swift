@@ -99,17 +99,11 @@ struct LogIndex: Sendable {
     /// The range byte; nil for a legacy store's own database.
     let tag: UInt8?
 
-    /// Lends the stored key from a stack buffer (this runs for every index read and write).
+    /// Lends the stored key (this runs for every index read and write).
     @inline(__always)
     func withKey<R>(_ key: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         guard let tag else { return try withBytes(key, body) }
-        return try withBytes(key) { k in
-            try withUnsafeTemporaryAllocation(byteCount: k.count + 1, alignment: 1) { buffer in
-                buffer[0] = tag
-                if k.count > 0 { UnsafeMutableRawBufferPointer(rebasing: buffer[1...]).copyMemory(from: k) }
-                return try body(UnsafeRawBufferPointer(buffer))
-            }
-        }
+        return try withTaggedKey(tag, key, body)
     }
 
     func withValue<R>(_ txn: Transaction, key: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {

@@ -37,19 +37,10 @@ struct ProjectionMaintenance {
             let reader = LogReader(txn: txn, dbs: dbs)
             let head = try reader.head().seq
             guard let meta = try registry.meta(projection.name, in: txn), meta.checkpoint < head,
-                  head - meta.checkpoint >= registry.maxLag,
-                  let store = try registry.store(for: projection, meta: meta, in: txn) else { return false }
-            var applied = 0
-            try reader.forEach(from: meta.checkpoint + 1) { stored in
-                try ProjectionRegistry.apply(stored.event, projection, store)
-                applied += 1
-                return applied < batchSize
-            }
-            var updated = meta
-            updated.checkpoint = store.checkpoint
-            updated.digest = store.digest
-            try registry.saveMeta(updated, projection.name, in: txn)
-            return store.checkpoint < head
+                  head - meta.checkpoint >= registry.maxLag else { return false }
+            let through = min(head, meta.checkpoint + UInt64(batchSize))
+            try registry.foldLive(projection, reader, through: through)
+            return through < head
         }
     }
 

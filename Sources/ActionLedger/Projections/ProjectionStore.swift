@@ -56,17 +56,10 @@ public final class ProjectionStore {
         return k
     }
 
-    /// Lends the physical key from a stack buffer: every projection read and write goes
-    /// through here, so it allocates nothing.
+    /// Lends the physical key (range byte ‖ key) from a stack buffer.
     @inline(__always)
     private func withKey<R>(_ db: Int, _ key: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try withBytes(key) { k in
-            try withUnsafeTemporaryAllocation(byteCount: k.count + 1, alignment: 1) { buffer in
-                buffer[0] = UInt8(db)
-                if k.count > 0 { UnsafeMutableRawBufferPointer(rebasing: buffer[1...]).copyMemory(from: k) }
-                return try body(UnsafeRawBufferPointer(buffer))
-            }
-        }
+        try withTaggedKey(UInt8(db), key, body)
     }
 
     /// Lends the value under `key` in database `db`.

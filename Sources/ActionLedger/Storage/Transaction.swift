@@ -155,3 +155,17 @@ func withBytes<C: Collection<UInt8>, R>(_ bytes: C, _ body: (UnsafeRawBufferPoin
     }
     return try Array(bytes).withUnsafeBytes(body)
 }
+
+/// Lends `tag ‖ key` from a stack buffer: the stored key of an entry in a database that
+/// holds several logical ones as key ranges (the log's `log_index`, each projection's
+/// database). Every such read and write goes through here, so it allocates nothing.
+@inline(__always)
+func withTaggedKey<R>(_ tag: UInt8, _ key: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    try withBytes(key) { k in
+        try withUnsafeTemporaryAllocation(byteCount: k.count + 1, alignment: 1) { buffer in
+            buffer[0] = tag
+            if k.count > 0 { UnsafeMutableRawBufferPointer(rebasing: buffer[1...]).copyMemory(from: k) }
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
+    }
+}
