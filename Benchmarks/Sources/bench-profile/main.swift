@@ -7,8 +7,11 @@ import Foundation
 //   bench-profile approve <count>     single approvals, one command per transaction
 //   bench-profile handoff <count>     empty jobs: the writer hand-off and an empty transaction
 //   bench-profile reads <count>       what a tap's command reads, each timed alone
+//   bench-profile sha256 <count>      one SHA-256 call's cost at 40, 100 and 300 bytes
+//   bench-profile floor <events>      raw LMDB writing what the engine wrote (Floor.swift)
 //   bench-profile fixture             builds the cached 1M-event fixture (make bench would)
-// Set-up and the measured part both use unsafeNoSync: this is for CPU profiles only.
+// Set-up and the measured part use unsafeNoSync (CPU profiles), except `concurrent` and
+// `floor`, which measure durable commits.
 
 let args = CommandLine.arguments
 let workload = args.count > 1 ? args[1] : "ingest"
@@ -46,6 +49,7 @@ case "concurrent":
     try EngineSetup.proposePending(l, prefix: "p", count: count)
     let before = try l.read { try $0.head().seq }
     let txnsBefore = try lastTxnId(path)
+    let bytesBefore = writtenBytes()
     let t = Date()
     let gang = Gang(callers)
     gang.run { i in
@@ -56,9 +60,10 @@ case "concurrent":
     }
     let elapsed = -t.timeIntervalSinceNow
     let txns = try lastTxnId(path) - txnsBefore
-    print(String(format: "%d approvals in %.3f s (%.0f/s), %d transactions, %.1f per group",
+    let pages = Double(writtenBytes() - bytesBefore) / 4096 / Double(txns)
+    print(String(format: "%d approvals in %.3f s (%.0f/s), %d transactions, %.1f per group, %.1f pages written per commit",
                  try l.read { try $0.head().seq } - before, elapsed, Double(count) / elapsed, txns,
-                 Double(count) / Double(txns)))
+                 Double(count) / Double(txns), pages))
 case "handoff":
     // An empty job through the writer: the hand-off both ways plus an empty transaction.
     let t = Date()
@@ -86,6 +91,18 @@ case "reads":
         _ = bytes.withUnsafeBytes { Digest.sha256(.zero, $0) }
     }
     try time("decode") { r, i in _ = try r.event(UInt64(i % 1000 + 2)) }
+case "floor":
+    try Floor.run(events: count)
+case "sha256":
+    // What one SHA-256 call costs through swift-crypto, by input size (the chain hashes
+    // ~280 bytes per event; each projection entry's digest term hashes 20–300 bytes).
+    for size in [40, 100, 300] {
+        let data = [UInt8](repeating: 7, count: size)
+        var acc = Digest.zero
+        let t = Date()
+        for _ in 0..<count { acc = acc.adding(data.withUnsafeBytes { Digest.sha256($0) }) }
+        print(String(format: "sha256 %d bytes: %.3f µs", size, -t.timeIntervalSinceNow / Double(count) * 1e6), acc.hex.prefix(4))
+    }
 case "fixture":
     print(try MillionFixture.path())
 default:
@@ -105,4 +122,12 @@ func lastTxnId(_ path: String) throws -> Int {
     p.waitUntilExit()
     let line = text.split(separator: "\n").first { $0.contains("Last transaction ID") }!
     return Int(line.split(separator: " ").last!)!
+}
+
+/// Bytes this process has passed to write calls (`wchar` in /proc/self/io): LMDB writes
+/// each commit's dirty pages and its meta page with pwrite/writev, and nothing else writes.
+func writtenBytes() -> Int {
+    let text = (try? String(contentsOfFile: "/proc/self/io", encoding: .utf8)) ?? ""
+    let line = text.split(separator: "\n").first { $0.hasPrefix("wchar:") }
+    return line.flatMap { Int($0.split(separator: " ").last!) } ?? 0
 }
