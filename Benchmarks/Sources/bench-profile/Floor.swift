@@ -57,9 +57,22 @@ enum Floor {
         return Double(events) / -t.timeIntervalSinceNow
     }
 
-    /// Every range holding at least a tenth as many entries as there are events: the
-    /// per-transaction records (head, checkpoints) cost the same at any batch size.
-    static func read(_ path: String, events: Int) throws -> [Stream] {
+    /// `bench-profile floor-rebuild`: the sorted-append floor for the 1M-event fixture's
+    /// projections (`make bench`'s rebuild workload), every range of every projection.
+    static func rebuild() throws {
+        let path = try MillionFixture.path()
+        let events = 1_000_000
+        let streams = try read(path, events: 0) { $0.hasPrefix("p/") }
+        let entries = streams.reduce(0) { $0 + $1.entries.count }
+        let rate = try bulkLoad(streams, events: events)
+        print(String(format: "rebuild floor at 1M events (%d projection entries): %.0f ev/s, %.2f s", entries, rate,
+                     Double(events) / rate))
+    }
+
+    /// Every range of the databases `include` accepts holding at least a tenth as many
+    /// entries as there are events: the per-transaction records (head, checkpoints) cost
+    /// the same at any batch size.
+    static func read(_ path: String, events: Int, include: (String) -> Bool = { _ in true }) throws -> [Stream] {
         let env = try open(path, readOnly: true)
         defer { mdb_env_close(env) }
         var txn: OpaquePointer?
@@ -67,7 +80,7 @@ enum Floor {
         defer { mdb_txn_abort(txn) }
         let names = try entries(txn, 1).map { String(decoding: $0.0, as: UTF8.self) }
         var streams: [Stream] = []
-        for name in names {
+        for name in names where include(name) {
             var dbi: MDB_dbi = 0
             try ok(mdb_dbi_open(txn, name, 0, &dbi))
             // `events` is one range; the others are split by their range byte.

@@ -9,6 +9,7 @@ import Foundation
 //   bench-profile reads <count>       what a tap's command reads, each timed alone
 //   bench-profile sha256 <count>      one SHA-256 call's cost at 40, 100 and 300 bytes
 //   bench-profile floor <events>      raw LMDB writing what the engine wrote (Floor.swift)
+//   bench-profile floor-rebuild       the sorted-append floor for the fixture's projections
 //   bench-profile fixture             builds the cached 1M-event fixture (make bench would)
 // Set-up and the measured part use unsafeNoSync (CPU profiles), except `concurrent` and
 // `floor`, which measure durable commits.
@@ -103,6 +104,8 @@ case "sha256":
         for _ in 0..<count { acc = acc.adding(data.withUnsafeBytes { Digest.sha256($0) }) }
         print(String(format: "sha256 %d bytes: %.3f µs", size, -t.timeIntervalSinceNow / Double(count) * 1e6), acc.hex.prefix(4))
     }
+case "floor-rebuild":
+    try Floor.rebuild()
 case "fixture":
     print(try MillionFixture.path())
 default:
