@@ -10,6 +10,7 @@ import Foundation
 //   bench-profile sha256 <count>      one SHA-256 call's cost at 40, 100 and 300 bytes
 //   bench-profile floor <events>      raw LMDB writing what the engine wrote (Floor.swift)
 //   bench-profile floor-rebuild       the sorted-append floor for the fixture's projections
+//   bench-profile rebuild <events>    every projection rebuilt (of $BENCH_STORE, else of a fresh ingest)
 //   bench-profile fixture             builds the cached 1M-event fixture (make bench would)
 // Set-up and the measured part use unsafeNoSync (CPU profiles), except `concurrent` and
 // `floor`, which measure durable commits.
@@ -106,6 +107,17 @@ case "sha256":
     }
 case "floor-rebuild":
     try Floor.rebuild()
+case "rebuild":
+    // Rebuilds every projection of the store at $BENCH_STORE (default: a fresh ingest of `count`).
+    let store = ProcessInfo.processInfo.environment["BENCH_STORE"].map { try! Ledger(path: $0) } ?? {
+        try! EngineSetup.mustSucceed(l, (0..<count).map {
+            CommandRequest(.propose(Sample.proposal(Sample.actionId("rb", $0), person: Sample.person(0))), now: Sample.base)
+        })
+        return l
+    }()
+    let t = Date()
+    _ = try store.rebuild()
+    print(String(format: "rebuild: %.0f events/s", Double(try store.read { try $0.head().seq }) / -t.timeIntervalSinceNow))
 case "fixture":
     print(try MillionFixture.path())
 default:

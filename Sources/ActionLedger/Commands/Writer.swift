@@ -1,18 +1,26 @@
 import Foundation
 
-/// The single writer thread: owns every write transaction of a ``Ledger`` and commits
+/// The ledger's one writer: runs every write transaction of a ``Ledger`` and commits
 /// concurrent callers' commands together (group commit).
 ///
 /// Callers block in ``submit(_:atomic:)`` until the transaction holding their commands has
-/// committed durably. A refused command is rolled back alone and the others in its group
-/// still commit; an `atomic` job (a batch) is all or nothing. Commands run directly in
-/// the group's transaction while refusals write nothing; when one is refused after it
-/// wrote, the group is redone with each command (each batch) in a nested transaction.
-/// Order and idempotency are exactly as if the commands ran one by one in queue order.
+/// committed durably. One caller at a time leads: it takes the jobs queued so far (its own
+/// first) as a group and runs their transaction on its own thread, while callers arriving
+/// meanwhile queue behind it; when its commit returns it hands the lead to the first of
+/// them and wakes the rest of its group with their results. So write transactions never
+/// overlap, each begins and commits on one thread, and a caller alone (the common case: one
+/// person's tap) runs its command at once, with no thread hand-off.
+///
+/// A refused command is rolled back alone and the others in its group still commit; an
+/// `atomic` job (a batch) is all or nothing. Commands run directly in the group's
+/// transaction while refusals write nothing; when one is refused after it wrote, the group
+/// is redone with each command (each batch) in a nested transaction. Order and idempotency
+/// are exactly as if the commands ran one by one in queue order.
 final class Writer: @unchecked Sendable {
-    // Safe: `pending` and `stopped` are only touched with `condition` locked, and each
-    // Job's fields are written by the writer thread before its semaphore is signalled and
-    // read by the caller only after waiting on it (the semaphore orders the accesses).
+    // Safe: `pending`, `leading` and `stopped` are only touched with `condition` locked.
+    // A Job's fields are written by the leader before the job's semaphore is signalled and
+    // read by its caller only after waiting on it (the semaphore orders the accesses); a
+    // job's `lead` flag is set under the lock before that signal.
 
     final class Job {
         let requests: [CommandRequest]
@@ -21,6 +29,8 @@ final class Writer: @unchecked Sendable {
         let exclusive: ((AppendSession) throws -> Void)?
         var results: [Result<CommandResult, LedgerError>] = []
         var failure: Error?
+        /// Set when the caller is woken to lead the next group rather than with its results.
+        var lead = false
         let done = DispatchSemaphore(value: 0)
 
         init(requests: [CommandRequest], atomic: Bool, exclusive: ((AppendSession) throws -> Void)? = nil) {
@@ -34,10 +44,11 @@ final class Writer: @unchecked Sendable {
     private let dbs: LogDatabases
     private let registry: ProjectionRegistry
     private let condition = NSCondition()
+    /// Queued jobs, in submission order; the leader takes its group from the front.
     private var pending: [Job] = []
+    /// True while a caller leads a group (from taking it to handing the lead on).
+    private var leading = false
     private var stopped = false
-    /// Signalled when the thread has left its loop, so closing waits for it.
-    private let exited = DispatchSemaphore(value: 0)
     /// Most jobs one transaction takes, so one commit never waits on an endless queue.
     static let maxGroup = 1024
 
@@ -45,9 +56,6 @@ final class Writer: @unchecked Sendable {
         self.environment = environment
         self.dbs = dbs
         self.registry = registry
-        let thread = Thread { [self] in run() }
-        thread.name = "ActionLedger.writer"
-        thread.start()
     }
 
     /// Runs `requests` and returns one result per request once they are durable.
@@ -56,13 +64,14 @@ final class Writer: @unchecked Sendable {
         try wait(for: Job(requests: requests, atomic: atomic)).results
     }
 
-    /// Runs `body` alone in one write transaction on the writer thread, committing when
-    /// it returns; for maintenance such as import.
+    /// Runs `body` alone in one write transaction, committing when it returns; for
+    /// maintenance such as import.
     func perform(_ body: @escaping (AppendSession) throws -> Void) throws {
         _ = try wait(for: Job(requests: [], atomic: true, exclusive: body))
     }
 
-    /// Queues `job` and blocks until the writer has committed (or failed) it.
+    /// Queues `job`, leads its group when no one else leads (or when handed the lead), and
+    /// returns once the job's transaction has committed (or failed).
     private func wait(for job: Job) throws -> Job {
         condition.lock()
         guard !stopped else {
@@ -70,50 +79,62 @@ final class Writer: @unchecked Sendable {
             throw LedgerError(.storage, "the ledger is closed")
         }
         pending.append(job)
-        condition.signal()
+        let follow = leading
+        leading = true
         condition.unlock()
-        job.done.wait()
+        if follow {
+            job.done.wait()
+        }
+        if !follow || job.lead {
+            lead()
+        }
         if let failure = job.failure { throw failure }
         return job
     }
 
-    /// Jobs waiting for the writer thread; lets tests line up a group deterministically.
+    /// Runs the group at the front of the queue (which starts with the caller's own job),
+    /// then hands the lead to the next queued job or, with none, gives it up.
+    private func lead() {
+        condition.lock()
+        // An exclusive job runs alone; commands are grouped up to the first one.
+        let group: [Job]
+        if pending[0].exclusive != nil {
+            group = [pending[0]]
+        } else {
+            group = Array(pending.prefix(Writer.maxGroup).prefix { $0.exclusive == nil })
+        }
+        pending.removeFirst(group.count)
+        condition.unlock()
+        commit(group)
+        // The leader's own job is first in its group: its caller is this thread, awake.
+        // The others are woken before the lead passes on: under load most of them submit
+        // again while the next leader wakes, and join its group rather than wait a commit.
+        for job in group.dropFirst() { job.done.signal() }
+        condition.lock()
+        if let next = pending.first {
+            next.lead = true
+            next.done.signal()
+        } else {
+            leading = false
+            condition.broadcast()
+        }
+        condition.unlock()
+    }
+
+    /// Jobs waiting for a leader; lets tests line up a group deterministically.
     var queuedJobs: Int {
         condition.lock()
         defer { condition.unlock() }
         return pending.count
     }
 
-    /// Lets queued jobs finish, then ends the thread and waits for it: the environment
-    /// may only be closed (or reopened in this process) once no transaction can start.
+    /// Refuses new jobs, lets queued ones finish and waits until no transaction runs: the
+    /// environment may only be closed (or reopened in this process) once none can start.
     func stop() {
         condition.lock()
         stopped = true
-        condition.signal()
+        while leading { condition.wait() }
         condition.unlock()
-        exited.wait()
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            while pending.isEmpty && !stopped { condition.wait() }
-            if pending.isEmpty && stopped {
-                condition.unlock()
-                exited.signal()
-                return
-            }
-            // An exclusive job runs alone; commands are grouped up to the first one.
-            let group: [Job]
-            if pending[0].exclusive != nil {
-                group = [pending[0]]
-            } else {
-                group = Array(pending.prefix(Writer.maxGroup).prefix { $0.exclusive == nil })
-            }
-            pending.removeFirst(group.count)
-            condition.unlock()
-            commit(group)
-        }
     }
 
     private func commit(_ group: [Job]) {
@@ -130,7 +151,6 @@ final class Writer: @unchecked Sendable {
         } catch {
             for job in group { job.failure = error }
         }
-        for job in group { job.done.signal() }
     }
 
     /// Thrown out of an optimistic transaction when a refused command had already written:
