@@ -1,5 +1,5 @@
 /// An ActionLedger store: the event log, its indexes and inline projections in one LMDB
-/// environment, with one writer at a time (a leading caller) that group-commits commands.
+/// environment, whose writer group-commits concurrent commands.
 ///
 /// ```swift
 /// let ledger = try Ledger(path: "quinn.lmdb")

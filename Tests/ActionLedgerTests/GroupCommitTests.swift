@@ -169,9 +169,9 @@ import Testing
         try expectDenseChain(l, count: 41)
     }
 
-    /// The caller leading a transaction hands the lead to the first job queued behind it,
-    /// even when its own transaction failed; `stop` waits for the queue to drain, and once
-    /// it returns new jobs are refused.
+    /// A caller running its own transaction hands the jobs queued behind it to the writer
+    /// thread, even when its transaction failed; `stop` waits for the queue to drain, and
+    /// once it returns new jobs are refused.
     @Test func theLeadPassesOnAfterAFailureAndStopWaitsForTheQueue() throws {
         struct Boom: Error {}
         let t = try TempLedger()

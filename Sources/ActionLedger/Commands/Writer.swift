@@ -4,12 +4,12 @@ import Foundation
 /// concurrent callers' commands together (group commit).
 ///
 /// Callers block in ``submit(_:atomic:)`` until the transaction holding their commands has
-/// committed durably. One caller at a time leads: it takes the jobs queued so far (its own
-/// first) as a group and runs their transaction on its own thread, while callers arriving
-/// meanwhile queue behind it; when its commit returns it hands the lead to the first of
-/// them and wakes the rest of its group with their results. So write transactions never
-/// overlap, each begins and commits on one thread, and a caller alone (the common case: one
-/// person's tap) runs its command at once, with no thread hand-off.
+/// committed durably. A caller that finds no transaction running runs its own job's
+/// transaction on its own thread, so a lone caller (the common case: one person's tap)
+/// pays no thread hand-off. Callers arriving while a
+/// transaction runs queue; when it commits with jobs queued, the writer thread takes the
+/// lead and commits them in groups until the queue is empty. Write transactions never
+/// overlap, and each begins and commits on one thread.
 ///
 /// A refused command is rolled back alone and the others in its group still commit; an
 /// `atomic` job (a batch) is all or nothing. Commands run directly in the group's
@@ -17,10 +17,10 @@ import Foundation
 /// is redone with each command (each batch) in a nested transaction. Order and idempotency
 /// are exactly as if the commands ran one by one in queue order.
 final class Writer: @unchecked Sendable {
-    // Safe: `pending`, `leading` and `stopped` are only touched with `condition` locked.
-    // A Job's fields are written by the leader before the job's semaphore is signalled and
-    // read by its caller only after waiting on it (the semaphore orders the accesses); a
-    // job's `lead` flag is set under the lock before that signal.
+    // Safe: `pending`, `leading`, `threadLeads` and `stopped` are only touched with
+    // `condition` locked. A Job's fields are written by its group's leader before the job's
+    // semaphore is signalled and read by its caller only after waiting on it (the
+    // semaphore orders the accesses).
 
     final class Job {
         let requests: [CommandRequest]
@@ -29,8 +29,6 @@ final class Writer: @unchecked Sendable {
         let exclusive: ((AppendSession) throws -> Void)?
         var results: [Result<CommandResult, LedgerError>] = []
         var failure: Error?
-        /// Set when the caller is woken to lead the next group rather than with its results.
-        var lead = false
         let done = DispatchSemaphore(value: 0)
 
         init(requests: [CommandRequest], atomic: Bool, exclusive: ((AppendSession) throws -> Void)? = nil) {
@@ -44,11 +42,16 @@ final class Writer: @unchecked Sendable {
     private let dbs: LogDatabases
     private let registry: ProjectionRegistry
     private let condition = NSCondition()
-    /// Queued jobs, in submission order; the leader takes its group from the front.
+    /// Queued jobs, in submission order; each group is taken from the front.
     private var pending: [Job] = []
-    /// True while a caller leads a group (from taking it to handing the lead on).
+    /// True while a group's transaction runs, whether a caller or the writer thread leads it.
     private var leading = false
+    /// True while the writer thread leads: from a commit that left jobs queued until the
+    /// queue is empty.
+    private var threadLeads = false
     private var stopped = false
+    /// Signalled when the thread has left its loop, so closing waits for it.
+    private let exited = DispatchSemaphore(value: 0)
     /// Most jobs one transaction takes, so one commit never waits on an endless queue.
     static let maxGroup = 1024
 
@@ -56,6 +59,9 @@ final class Writer: @unchecked Sendable {
         self.environment = environment
         self.dbs = dbs
         self.registry = registry
+        let thread = Thread { [self] in run() }
+        thread.name = "ActionLedger.writer"
+        thread.start()
     }
 
     /// Runs `requests` and returns one result per request once they are durable.
@@ -70,33 +76,39 @@ final class Writer: @unchecked Sendable {
         _ = try wait(for: Job(requests: [], atomic: true, exclusive: body))
     }
 
-    /// Queues `job`, leads its group when no one else leads (or when handed the lead), and
-    /// returns once the job's transaction has committed (or failed).
+    /// Queues `job` and returns once its transaction has committed (or failed): leading
+    /// that transaction itself when none was running, else waiting for its leader.
     private func wait(for job: Job) throws -> Job {
         condition.lock()
         guard !stopped else {
             condition.unlock()
             throw LedgerError(.storage, "the ledger is closed")
         }
-        pending.append(job)
-        let follow = leading
-        leading = true
-        condition.unlock()
-        if follow {
+        if leading {
+            pending.append(job)
+            condition.unlock()
             job.done.wait()
-        }
-        if !follow || job.lead {
-            lead()
+        } else {
+            // Nothing runs, so nothing is queued either: the job is a group of its own.
+            leading = true
+            condition.unlock()
+            commit([job])
+            condition.lock()
+            if pending.isEmpty {
+                leading = false
+            } else {
+                threadLeads = true
+            }
+            condition.broadcast()
+            condition.unlock()
         }
         if let failure = job.failure { throw failure }
         return job
     }
 
-    /// Runs the group at the front of the queue (which starts with the caller's own job),
-    /// then hands the lead to the next queued job or, with none, gives it up.
-    private func lead() {
-        condition.lock()
-        // An exclusive job runs alone; commands are grouped up to the first one.
+    /// The next group from the front of the queue (`condition` locked): an exclusive job
+    /// alone, else the commands up to the first exclusive job.
+    private func takeGroup() -> [Job] {
         let group: [Job]
         if pending[0].exclusive != nil {
             group = [pending[0]]
@@ -104,21 +116,7 @@ final class Writer: @unchecked Sendable {
             group = Array(pending.prefix(Writer.maxGroup).prefix { $0.exclusive == nil })
         }
         pending.removeFirst(group.count)
-        condition.unlock()
-        commit(group)
-        // The leader's own job is first in its group: its caller is this thread, awake.
-        // The others are woken before the lead passes on: under load most of them submit
-        // again while the next leader wakes, and join its group rather than wait a commit.
-        for job in group.dropFirst() { job.done.signal() }
-        condition.lock()
-        if let next = pending.first {
-            next.lead = true
-            next.done.signal()
-        } else {
-            leading = false
-            condition.broadcast()
-        }
-        condition.unlock()
+        return group
     }
 
     /// Jobs waiting for a leader; lets tests line up a group deterministically.
@@ -128,13 +126,40 @@ final class Writer: @unchecked Sendable {
         return pending.count
     }
 
-    /// Refuses new jobs, lets queued ones finish and waits until no transaction runs: the
-    /// environment may only be closed (or reopened in this process) once none can start.
+    /// Refuses new jobs, lets queued ones finish, then ends the thread and waits for it: the
+    /// environment may only be closed (or reopened in this process) once no transaction can start.
     func stop() {
         condition.lock()
         stopped = true
+        condition.broadcast()
         while leading { condition.wait() }
         condition.unlock()
+        exited.wait()
+    }
+
+    /// The writer thread: leads while callers queue faster than groups commit. It signals
+    /// a group's callers before taking the next group, so that most of them have submitted
+    /// again by then and join it.
+    private func run() {
+        condition.lock()
+        while true {
+            while !threadLeads && !(stopped && !leading) { condition.wait() }
+            guard threadLeads else {
+                condition.unlock()
+                exited.signal()
+                return
+            }
+            let group = takeGroup()
+            condition.unlock()
+            commit(group)
+            for job in group { job.done.signal() }
+            condition.lock()
+            if pending.isEmpty {
+                threadLeads = false
+                leading = false
+                condition.broadcast()
+            }
+        }
     }
 
     private func commit(_ group: [Job]) {
