@@ -96,10 +96,12 @@ final class Writer: @unchecked Sendable {
             condition.lock()
             if pending.isEmpty {
                 leading = false
+                // Only `stop` (and the thread, once stopping) wait for that: no wake-up otherwise.
+                if stopped { condition.broadcast() }
             } else {
                 threadLeads = true
+                condition.broadcast()
             }
-            condition.broadcast()
             condition.unlock()
         }
         if let failure = job.failure { throw failure }
@@ -157,7 +159,7 @@ final class Writer: @unchecked Sendable {
             if pending.isEmpty {
                 threadLeads = false
                 leading = false
-                condition.broadcast()
+                if stopped { condition.broadcast() }
             }
         }
     }
