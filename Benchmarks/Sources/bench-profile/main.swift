@@ -10,7 +10,8 @@ import Foundation
 //   bench-profile sha256 <count>      one SHA-256 call's cost at 40, 100 and 300 bytes
 //   bench-profile floor <events>      raw LMDB writing what the engine wrote (Floor.swift)
 //   bench-profile floor-rebuild       the sorted-append floor for the fixture's projections
-//   bench-profile rebuild <events>    every projection rebuilt (of $BENCH_STORE, else of a fresh ingest)
+//   bench-profile rebuild <events>    every projection rebuilt (of $BENCH_STORE, else of a fresh
+//                                     ingest; $BENCH_BATCH events per transaction)
 //   bench-profile fixture             builds the cached 1M-event fixture (make bench would)
 // Set-up and the measured part use unsafeNoSync (CPU profiles), except `concurrent` and
 // `floor`, which measure durable commits.
@@ -115,8 +116,10 @@ case "rebuild":
         })
         return l
     }()
+    var options = RebuildOptions()
+    if let n = ProcessInfo.processInfo.environment["BENCH_BATCH"].flatMap(Int.init) { options.batchSize = n }
     let t = Date()
-    _ = try store.rebuild()
+    _ = try store.rebuild(options: options)
     print(String(format: "rebuild: %.0f events/s", Double(try store.read { try $0.head().seq }) / -t.timeIntervalSinceNow))
 case "fixture":
     print(try MillionFixture.path())

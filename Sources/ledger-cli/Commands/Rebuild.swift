@@ -20,7 +20,11 @@ struct Rebuild: LedgerSubcommand {
     @Flag(help: "Compare a fresh rebuild with the live projection by digest; do not swap.")
     var verify = false
 
-    @Option(name: .customLong("batch-size"), help: .hidden)
+    @Option(name: .customLong("batch-size"),
+            help: ArgumentHelp("Events per write transaction. Larger batches rebuild faster but make commands wait longer.",
+                               discussion: "Commands wait at most one batch: about 0.3 s at 10 000 events on a 1M-event "
+                                   + "ledger, about 1 s at 50 000, which rebuilds about 1.3 times as fast.",
+                               valueName: "n"))
     var batchSize = 10_000
 
     @Option(name: .customLong("pause-ms"), help: .hidden)

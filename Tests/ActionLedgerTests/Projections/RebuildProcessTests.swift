@@ -34,6 +34,24 @@ import Testing
         #expect(try l.query { try $0.today(TodayQuery(person: "mia", now: t0.adding(milliseconds: Timestamp.day))) }.count == pending)
     }
 
+    /// `--batch-size` is documented, and a size that could never finish is refused before
+    /// anything is written.
+    @Test func batchSizeIsDocumentedAndZeroIsRefused() throws {
+        let t = try TempLedger()
+        try fill(t.ledger!, count: 10)
+        let help = try LedgerProcess.run(["rebuild", "--help"])
+        #expect(help.stdout.contains("--batch-size <n>"))
+        let zero = try LedgerProcess.run(["rebuild", "--db", t.path, "--batch-size", "0", "--json"])
+        #expect(zero.status == LedgerError.Code.invalidInput.exitStatus)
+        #expect(zero.stdout.contains("invalid_input"))
+        #expect(try t.ledger!.environment.read { txn in
+            try t.ledger!.registry.projections.compactMap { try t.ledger!.registry.meta($0.name, rebuild: true, in: txn) }
+        }.isEmpty)
+        let small = try LedgerProcess.run(["rebuild", "--db", t.path, "--batch-size", "3", "--json"])
+        #expect(small.status == 0)
+        #expect(try t.ledger!.rebuild(options: RebuildOptions(verify: true)).allSatisfy { $0.difference == nil })
+    }
+
     @Test func killedRebuildResumesFromItsCheckpoint() throws {
         let t = try TempLedger()
         let l = t.ledger!
