@@ -169,7 +169,7 @@ struct ShadowBuild {
             guard let meta = try registry.meta(p.name, rebuild: true, in: txn), meta.version == p.version else {
                 throw LedgerError(.projectionStale, "the rebuild record of \(p.name) vanished: another process reset it")
             }
-            guard let store = try registry.store(for: p, meta: meta, in: txn) else { continue }
+            guard let store = try registry.store(for: p, meta: meta, in: txn, parallelDigest: true) else { continue }
             shadows.append((p, meta, store))
         }
         let low = shadows.map(\.2.checkpoint).min() ?? step.head

@@ -63,13 +63,15 @@ public struct ProjectionRegistry: Sendable {
         try db.delete(txn, key: Self.metaKey(name, rebuild: rebuild))
     }
 
-    /// Opens `projection`'s databases of `generation` as a store positioned at `meta`.
-    func store(for projection: any Projection, meta: ProjectionMeta, in txn: Transaction) throws -> ProjectionStore? {
+    /// Opens `projection`'s databases of `generation` as a store positioned at `meta`; with
+    /// `parallelDigest` (a rebuild's batches) its digest terms are hashed on another thread.
+    func store(for projection: any Projection, meta: ProjectionMeta, in txn: Transaction,
+               parallelDigest: Bool = false) throws -> ProjectionStore? {
         let full = ProjectionMeta.databaseName(projection.name, generation: meta.generation)
         guard let db = try txn.openDatabase(full, create: !txn.isReadOnly) else { return nil }
         return ProjectionStore(txn: txn, database: db, databaseCount: projection.databases.count,
                                generation: meta.generation, name: projection.name, checkpoint: meta.checkpoint,
-                               digest: meta.digest)
+                               digest: meta.digest, parallelDigest: parallelDigest)
     }
 
     /// The live stores of every projection, creating empty ones the first time.

@@ -26,14 +26,21 @@ public final class ProjectionStore {
     /// Last applied seq.
     public internal(set) var checkpoint: UInt64
     /// The state digest after ``checkpoint``.
-    public internal(set) var digest: Digest
+    public var digest: Digest {
+        hasher.map { running.adding($0.total()) } ?? running
+    }
+    /// The digest, less the terms left to ``hasher``.
+    private var running: Digest
+    /// Hashes the digest's terms on another thread (folds of many events), else nil.
+    private let hasher: DigestHasher?
     /// Set for a query's replay of the log's tail: writes stay in memory (see ``ProjectionOverlay``).
     let overlay: ProjectionOverlay?
     /// False for a query's replay, which needs no digest: skips hashing every write.
     let tracksDigest: Bool
 
     init(txn: Transaction, database: Database, databaseCount: Int, generation: UInt8, name: String,
-         checkpoint: UInt64, digest: Digest, overlay: ProjectionOverlay? = nil, tracksDigest: Bool = true) {
+         checkpoint: UInt64, digest: Digest, overlay: ProjectionOverlay? = nil, tracksDigest: Bool = true,
+         parallelDigest: Bool = false) {
         precondition(databaseCount <= 255, "a projection declares at most 255 logical databases")
         self.txn = txn
         self.database = database
@@ -41,9 +48,10 @@ public final class ProjectionStore {
         self.generation = generation
         self.name = name
         self.checkpoint = checkpoint
-        self.digest = digest
+        running = digest
         self.overlay = overlay
         self.tracksDigest = tracksDigest
+        hasher = parallelDigest && tracksDigest ? DigestHasher() : nil
     }
 
     /// The stored key of `key` in logical database `db` (its range byte, then the key);
@@ -78,11 +86,15 @@ public final class ProjectionStore {
     }
 
     private func add(_ db: Int, _ key: some Collection<UInt8>, _ value: some Collection<UInt8>) {
-        if tracksDigest { digest = digest.adding(ProjectionStore.entryHash(db, key, value)) }
+        guard tracksDigest else { return }
+        if let hasher { return hasher.term(db, key, value, subtract: false) }
+        running = running.adding(ProjectionStore.entryHash(db, key, value))
     }
 
     private func subtract(_ db: Int, _ key: some Collection<UInt8>, _ value: UnsafeRawBufferPointer) {
-        if tracksDigest { digest = digest.subtracting(ProjectionStore.entryHash(db, key, value)) }
+        guard tracksDigest else { return }
+        if let hasher { return hasher.term(db, key, value, subtract: true) }
+        running = running.subtracting(ProjectionStore.entryHash(db, key, value))
     }
 
     /// Copies out the value under `key` in database `db`.
@@ -181,7 +193,8 @@ public final class ProjectionStore {
     func removeAll() throws {
         precondition(overlay == nil, "a replay never empties the stored projection")
         try txn.drop(database)
-        digest = .zero
+        // Empty state, empty sum: cancel whatever the hasher has summed so far.
+        running = hasher.map { Digest.zero.subtracting($0.total()) } ?? .zero
     }
 
     /// SHA-256(db index ‖ varint key length ‖ key ‖ value), hashed from a stack buffer:
