@@ -1,6 +1,7 @@
 import CMallocInfo
 
-/// Tracks the heap in use (glibc `mallinfo2().uordblks`, i.e. not the LMDB map's file
+/// Tracks the heap in use (glibc `mallinfo2()`: `uordblks` plus `hblkhd`, the blocks malloc
+/// took with mmap, such as a rebuild's 256 KiB digest chunks; not the LMDB map's file
 /// pages) while a streaming workload runs: the peak above the starting level, both over
 /// the first tenth of the work and over all of it. A workload whose heap is flat in the
 /// number of events shows the same peak for both.
@@ -25,5 +26,8 @@ public final class HeapProbe {
         if early { peakEarly = max(peakEarly, grown) }
     }
 
-    static func inUse() -> Int { Int(mallinfo2().uordblks) }
+    static func inUse() -> Int {
+        let m = mallinfo2()
+        return Int(m.uordblks) + Int(m.hblkhd)
+    }
 }
