@@ -169,51 +169,6 @@ import Testing
         try expectDenseChain(l, count: 41)
     }
 
-    /// A caller running its own transaction hands the jobs queued behind it to the writer
-    /// thread, even when its transaction failed; `stop` waits for the queue to drain, and
-    /// once it returns new jobs are refused.
-    @Test func theLeadPassesOnAfterAFailureAndStopWaitsForTheQueue() throws {
-        struct Boom: Error {}
-        let t = try TempLedger()
-        let l = t.ledger!
-        try l.link("iphone")
-        let writer = Writer(environment: l.environment, dbs: l.dbs, registry: l.registry)
-        let gate = DispatchSemaphore(value: 0), blocking = DispatchSemaphore(value: 0)
-        let leaderOutcome = Locked<String?>(nil)
-        Thread {
-            do {
-                try writer.perform { _ in blocking.signal(); gate.wait(); throw Boom() }
-                leaderOutcome.update { $0 = "committed" }
-            } catch {
-                leaderOutcome.update { $0 = "\(type(of: error))" }
-            }
-        }.start()
-        blocking.wait()
-        let queued = Locked<[Result<CommandResult, LedgerError>]?>(nil)
-        Thread {
-            // A throw leaves no results (the check below then fails rather than waits).
-            let r = try? writer.submit([CommandRequest(.propose(proposal("q1")), now: t0)], atomic: false)
-            queued.update { $0 = r ?? [] }
-        }.start()
-        while writer.queuedJobs < 1 { usleep(200) }
-        let stopped = Locked(false)
-        Thread { writer.stop(); stopped.update { $0 = true } }.start()
-        usleep(50_000)
-        #expect(!stopped.value)  // the leader's transaction is still open
-        gate.signal()
-        while !stopped.value { usleep(500) }
-        // Woken with their results before the lead was given up; their threads may lag.
-        while queued.value == nil || leaderOutcome.value == nil { usleep(500) }
-
-        #expect(leaderOutcome.value == "Boom")
-        let r = try #require(queued.value)
-        #expect(try r.map { try $0.get().events.map(\.seq) } == [[2]])
-        #expect(throws: LedgerError.self) {
-            try writer.submit([CommandRequest(.propose(proposal("late")), now: t0)], atomic: false)
-        }
-        try expectDenseChain(l, count: 2)
-    }
-
     /// A failure that is not a refusal (here a projection's storage-like error) aborts the
     /// whole transaction: nobody in the group is told success, nothing is appended.
     @Test func aFailedTransactionFailsEveryCallerAndAppendsNothing() throws {
@@ -251,23 +206,6 @@ private func code(_ r: Result<CommandResult, LedgerError>?) -> LedgerError.Code?
     return nil
 }
 
-/// Seqs 1...count with no gap, each hash chaining the previous one.
-private func expectDenseChain(_ l: Ledger, count: Int) throws {
-    var previous = Digest.zero
-    var seqs: [UInt64] = []
-    try l.read { r in
-        try r.forEachRaw { seq, value in
-            seqs.append(seq)
-            let stored = Digest(bytes: UnsafeRawBufferPointer(rebasing: value[0..<32]))!
-            let computed = Digest.sha256(previous, UnsafeRawBufferPointer(rebasing: value[32...]))
-            #expect(stored == computed, "seq \(seq) does not chain")
-            previous = stored
-            return true
-        }
-    }
-    #expect(seqs == Array(1...UInt64(count)))
-    #expect(try l.read { try $0.head() } == LogHead(seq: UInt64(count), hash: previous))
-}
 
 private func lastTransactionId(_ environment: Environment) -> Int {
     var info = MDB_envinfo()
@@ -305,14 +243,4 @@ private func onThreads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) {
     }
     for _ in 0..<n { start.signal() }
     for _ in 0..<n { done.wait() }
-}
-
-/// A value shared between test threads.
-private final class Locked<T>: @unchecked Sendable {
-    // Safe: every access to `stored` holds `lock`.
-    private let lock = NSLock()
-    private var stored: T
-    init(_ value: T) { stored = value }
-    var value: T { lock.withLock { stored } }
-    func update(_ body: (inout T) -> Void) { lock.withLock { body(&stored) } }
 }
