@@ -8,8 +8,8 @@ import Foundation
 /// chunk; a serial queue hashes whole chunks and keeps the running sum. SHA-256 is about a
 /// third of a fold's CPU (Benchmarks/README.md), and on a 2-core machine the other core
 /// does it. Used by rebuild batches (10 000 events each by default). Paired runs: on the
-/// 1M fixture −1% to +20% (four pairs, +8% on average); on 200 000 proposals +6% to +34%
-/// (six pairs). A commit folding a 1000-event batch showed no gain within the noise, so
+/// 1M fixture −1% to +20% (four pairs, +8% on average); on 200 000 proposals +0% to +33%
+/// (six pairs, +14% on average). A commit folding a 1000-event batch showed no gain within the noise, so
 /// commits hash inline.
 ///
 /// Memory is bounded: at most ``maxInFlight`` chunks of about ``chunkBytes`` exist.
