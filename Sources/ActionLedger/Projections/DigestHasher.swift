@@ -32,11 +32,18 @@ final class DigestHasher: @unchecked Sendable {
 
     /// Queues the term of entry (`db`, `key`, `value`): added, or with `subtract` taken away.
     func term(_ db: Int, _ key: some Collection<UInt8>, _ value: some Collection<UInt8>, subtract: Bool) {
-        // Record: sign, db, key length (4 LE), value length (4 LE), key, value.
+        // Record: sign, then the length (4 LE) of the bytes ``ProjectionStore/entryHash`` hashes
+        // (db ‖ varint key length ‖ key ‖ value), then those bytes, so the queue hashes them
+        // where they lie.
+        var length = UInt64(key.count)
+        var varint = 1
+        while length >= 0x80 { varint += 1; length >>= 7 }
         chunk.append(subtract ? 1 : 0)
+        withUnsafeBytes(of: UInt32(1 + varint + key.count + value.count).littleEndian) { chunk.append(contentsOf: $0) }
         chunk.append(UInt8(db))
-        withUnsafeBytes(of: UInt32(key.count).littleEndian) { chunk.append(contentsOf: $0) }
-        withUnsafeBytes(of: UInt32(value.count).littleEndian) { chunk.append(contentsOf: $0) }
+        length = UInt64(key.count)
+        while length >= 0x80 { chunk.append(UInt8(length & 0x7F) | 0x80); length >>= 7 }
+        chunk.append(UInt8(length))
         chunk.append(contentsOf: key)
         chunk.append(contentsOf: value)
         if chunk.count >= Self.chunkBytes { flush() }
@@ -66,14 +73,10 @@ final class DigestHasher: @unchecked Sendable {
             var i = 0
             while i < b.count {
                 let subtract = b[i] == 1
-                let db = Int(b[i + 1])
-                let k = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: i + 2, as: UInt32.self)))
-                let v = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: i + 6, as: UInt32.self)))
-                let key = UnsafeRawBufferPointer(rebasing: b[i + 10..<i + 10 + k])
-                let value = UnsafeRawBufferPointer(rebasing: b[i + 10 + k..<i + 10 + k + v])
-                let h = ProjectionStore.entryHash(db, key, value)
+                let n = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: i + 1, as: UInt32.self)))
+                let h = Digest.sha256(UnsafeRawBufferPointer(rebasing: b[i + 5..<i + 5 + n]))
                 sum = subtract ? sum.subtracting(h) : sum.adding(h)
-                i += 10 + k + v
+                i += 5 + n
             }
         }
         return sum
