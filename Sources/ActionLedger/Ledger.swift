@@ -92,6 +92,12 @@ public final class Ledger: Sendable {
         }
     }
 
+    /// Runs `body` alone in one write transaction of the writer (maintenance: import, store creation).
+    func perform(_ body: @escaping (AppendSession) throws -> Void) throws {
+        guard let writer else { throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused") }
+        try writer.perform(body)
+    }
+
     /// Runs `body` with a reader over one consistent snapshot.
     public func read<T>(_ body: (LogReader) throws -> T) throws -> T {
         try environment.read { txn in try body(LogReader(txn: txn, dbs: dbs)) }

@@ -9,7 +9,7 @@ struct LedgerCLI: ParsableCommand {
         subcommands: [
             // Core (issue 2)
             Propose.self, Review.self, Confirm.self, Approve.self, Dismiss.self, Edit.self, Hold.self,
-            Execute.self, Expire.self, Devices.self, PolicyCommand.self, Show.self, Log.self, Demo.self,
+            Init.self, Execute.self, Expire.self, Devices.self, PolicyCommand.self, Show.self, Log.self, Demo.self,
             // Projections and queries (issue 3)
             Today.self, Audit.self, Activity.self, Rebuild.self, Projections.self,
             // Integrity and operations (issue 4)

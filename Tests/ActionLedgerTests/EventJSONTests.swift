@@ -15,6 +15,7 @@ import Testing
         let l = temp.ledger!
         func at(_ minute: Int) -> Timestamp { t0.adding(milliseconds: Int64(minute) * 60_000) }
         func run(_ c: Command, _ minute: Int, _ id: String) throws { try l.run(c, now: at(minute), commandId: id) }
+        try l.create(StoreCreation(testClock: true, demo: false), now: t0, commandId: "cmd-create")
         try run(.linkDevice(device: "iphone", person: "quinn", org: "quinn-co", label: "iPhone · Quinn", platform: .ios),
                 0, "cmd-link-iphone")
         try run(.linkDevice(device: "laptop", person: "quinn", org: "quinn-co", label: "Desktop · transquinnftw-MBP",
@@ -94,7 +95,7 @@ import Testing
 
     @Test func actionIdIsRequiredExactlyOnActionEvents() throws {
         let temp = try EventJSONTests.sampleLedger()
-        let (review, link) = try temp.ledger.read { r in (try r.event(5)!.event, try r.event(1)!.event) }
+        let (review, link) = try temp.ledger.read { r in (try r.event(6)!.event, try r.event(2)!.event) }
         #expect(review.type == .actionReviewed && link.type == .deviceLinked)
         guard case .object(var noId) = review.json() else { return }
         noId["action_id"] = nil

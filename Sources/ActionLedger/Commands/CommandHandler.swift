@@ -52,7 +52,7 @@ enum CommandHandler {
     private static func decide(_ request: CommandRequest, _ session: AppendSession,
                                before: inout ActionState?) throws -> CommandResult {
         let reader = session.reader
-        let now = request.now
+        let now = try TimeRules.check(request.now, head: try session.headTime())
         var appended: [StoredEvent] = []
         func append(actor: String, device: String?, org: String, person: String, actionId: String?, _ payload: Payload) throws {
             appended.append(try session.append(Event(at: now, actor: actor, device: device, commandId: request.commandId,

@@ -93,6 +93,8 @@ extension Payload {
             return ["device": .string(d.device), "reason": .string(d.reason)]
         case .policySet(let p):
             return p.json
+        case .storeCreated(let c):
+            return ["test_clock": .bool(c.testClock), "demo": .bool(c.demo)]
         }
     }
 
@@ -137,6 +139,8 @@ extension Payload {
                                                    reason: try r.string("reason", max: L.rationale, allowEmpty: true)))
         case .policySet:
             self = .policySet(try PolicyDocument(fields: &r, requireVersion: true))
+        case .storeCreated:
+            self = .storeCreated(StoreCreation(testClock: try r.bool("test_clock"), demo: try r.bool("demo")))
         }
     }
 

@@ -47,6 +47,7 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
          actionDismissed, actionHeld, actionEdited, actionExecuted, actionFailed, actionExpired
     case deviceLinked = 20, deviceRevoked
     case policySet = 30
+    case storeCreated = 40
 
     /// The dotted name used in JSON and Specs.
     public var name: String {
@@ -65,6 +66,7 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .deviceLinked: "device.linked"
         case .deviceRevoked: "device.revoked"
         case .policySet: "policy.set"
+        case .storeCreated: "store.created"
         }
     }
 
@@ -95,6 +97,7 @@ public enum Payload: Sendable, Equatable {
     case deviceLinked(DeviceLink)
     case deviceRevoked(DeviceRevocation)
     case policySet(PolicyDocument)
+    case storeCreated(StoreCreation)
 
     public var type: EventType {
         switch self {
@@ -112,6 +115,7 @@ public enum Payload: Sendable, Equatable {
         case .deviceLinked: .deviceLinked
         case .deviceRevoked: .deviceRevoked
         case .policySet: .policySet
+        case .storeCreated: .storeCreated
         }
     }
 }
@@ -262,4 +266,19 @@ public enum Platform: String, Sendable, CaseIterable {
 public struct DeviceRevocation: Sendable, Equatable {
     public var device: String
     public var reason: String
+}
+
+/// `store.created`: the first event of a store made by `ledger init` or `ledger demo`. It
+/// says, for every auditor to see, whether the store runs on a test clock (`LEDGER_NOW`
+/// honoured) and whether it is a disposable demo store (`demo --fresh` may replace it).
+/// A store without it (made by an older build or by the library) is a production store.
+public struct StoreCreation: Sendable, Equatable {
+    /// The engine honours a fixed clock (`LEDGER_NOW`): times in this store prove nothing.
+    public var testClock: Bool
+    /// Made by `ledger demo`: its content is rebuilt on demand and may be replaced.
+    public var demo: Bool
+    public init(testClock: Bool, demo: Bool) {
+        self.testClock = testClock
+        self.demo = demo
+    }
 }

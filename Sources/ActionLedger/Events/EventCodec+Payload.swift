@@ -50,6 +50,9 @@ extension EventCodec {
             w.string(d.reason)
         case .policySet(let p):
             writePolicy(p, &w)
+        case .storeCreated(let c):
+            w.bool(c.testClock)
+            w.bool(c.demo)
         }
     }
 
@@ -99,6 +102,8 @@ extension EventCodec {
             return .deviceRevoked(DeviceRevocation(device: try r.string(), reason: try r.string()))
         case .policySet:
             return .policySet(try readPolicy(&r))
+        case .storeCreated:
+            return .storeCreated(StoreCreation(testClock: try r.bool(), demo: try r.bool()))
         }
     }
 

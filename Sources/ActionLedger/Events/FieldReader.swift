@@ -94,6 +94,11 @@ struct FieldReader {
         return b
     }
 
+    mutating func bool(_ key: String) throws -> Bool {
+        guard let b = try optionalBool(key) else { throw fail(key, "is required") }
+        return b
+    }
+
     mutating func optionalTimestamp(_ key: String) throws -> Timestamp? {
         guard let s = try optionalString(key, max: 64) else { return nil }
         guard let t = Timestamp(iso8601: s) else { throw fail(key, "expected an ISO-8601 time, got \"\(s)\"") }

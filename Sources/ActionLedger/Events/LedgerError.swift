@@ -29,12 +29,15 @@ public struct LedgerError: Error, Sendable, CustomStringConvertible {
         public static let corruptEvent = Code(rawValue: "corrupt_event", exitStatus: 18)
         public static let projectionStale = Code(rawValue: "projection_stale", exitStatus: 19)
         public static let busy = Code(rawValue: "busy", exitStatus: 20)
+        public static let clockBehind = Code(rawValue: "clock_behind", exitStatus: 21)
+        public static let testClockOnly = Code(rawValue: "test_clock_only", exitStatus: 22)
+        public static let replayMismatch = Code(rawValue: "replay_mismatch", exitStatus: 23)
 
         public static let all: [Code] = [
             .storage, .invalidInput, .unknownAction, .unknownDevice, .deviceRevoked, .tapsRequired,
             .userVerificationRequired, .alreadyDecided, .staleContent, .duplicateAction, .deviceNotOwned,
             .readOnly, .integrityFailure, .notEmpty, .actionExpired, .notApproved, .duplicateDevice,
-            .corruptEvent, .projectionStale, .busy,
+            .corruptEvent, .projectionStale, .busy, .clockBehind, .testClockOnly, .replayMismatch,
         ]
     }
 

@@ -10,6 +10,8 @@ final class AppendSession {
     let dbs: LogDatabases
     let registry: ProjectionRegistry
     private(set) var head: LogHead
+    /// The time of the head event once read (``headTime()``); `.some(nil)` for an empty log.
+    private var headAt: Timestamp??
     /// The head when the transaction began: nothing appended means nothing to record.
     private let initialHead: LogHead
     /// Counts the puts made through this session: a refused command that left it unchanged
@@ -37,6 +39,7 @@ final class AppendSession {
     func nested<T>(_ body: () throws -> T) throws -> T {
         let parent = txn
         let saved = head
+        let savedAt = headAt
         let savedCount = appended?.count
         do {
             return try parent.nested { child in
@@ -46,6 +49,7 @@ final class AppendSession {
             }
         } catch {
             head = saved
+            headAt = savedAt
             if let savedCount, appended != nil { appended!.removeSubrange(savedCount...) }
             throw error
         }
@@ -70,6 +74,15 @@ final class AppendSession {
         guard event.seq == head.seq + 1 else {
             throw LedgerError(.invalidInput, "event seq \(event.seq) does not follow the head \(head.seq)")
         }
+        // Times never go backwards along the log, and stay within 2000…2100 (TimeRules).
+        guard event.at >= TimeRules.earliest, event.at < TimeRules.latest else {
+            throw LedgerError(.invalidInput, "seq \(event.seq): time \(event.at.iso8601) is outside 2000…2100",
+                              details: ["seq": .number(Double(event.seq)), "field": "at"])
+        }
+        if let before = try headTime(), event.at < before {
+            throw LedgerError(.invalidInput, "seq \(event.seq): time \(event.at.iso8601) is before the previous event's "
+                + "\(before.iso8601); event times never go backwards", details: ["seq": .number(Double(event.seq)), "field": "at"])
+        }
         let bytes = EventCodec.encode(event)
         let hash = bytes.withUnsafeBytes { Digest.sha256(head.hash, $0) }
         if let expectedHash, expectedHash != hash {
@@ -88,7 +101,23 @@ final class AppendSession {
             if appended!.count < Self.retainLimit { appended!.append(event) } else { appended = nil }
         }
         head = LogHead(seq: event.seq, hash: hash)
+        headAt = .some(event.at)
         return StoredEvent(event: event, hash: hash)
+    }
+
+    /// The time of the log's last event (nil for an empty log), read once per transaction
+    /// from its fixed offset in the stored record, without decoding the event.
+    func headTime() throws -> Timestamp? {
+        if let headAt { return headAt }
+        let t: Timestamp? = head.seq == 0 ? nil : try reader.withRawEvent(head.seq) { v -> Timestamp in
+            // hash (32) ‖ format, type, version (3) ‖ seq (8) ‖ at (8)
+            guard v.count >= 32 + 19 else {
+                throw LedgerError(.corruptEvent, "stored event \(head.seq) is \(v.count) bytes, too short for its time")
+            }
+            return Timestamp(milliseconds: Int64(bitPattern: UInt64(bigEndian: v.loadUnaligned(fromByteOffset: 43, as: UInt64.self))))
+        }
+        headAt = .some(t)
+        return t
     }
 
     private func index(_ event: Event) throws {

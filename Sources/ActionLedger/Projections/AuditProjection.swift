@@ -65,6 +65,8 @@ public struct AuditProjection: Projection {
         case .policySet(let p):
             e.policyVersion = p.version
             try store.put(Self.state, key: Self.policyKey, value: Keys.u64(UInt64(p.version)))
+        case .storeCreated(let c):
+            e.detail = c.testClock ? "test clock" : ""
         }
         if let id = event.actionId {
             guard let info = try store.withValue(Self.actions, key: Array(id.utf8), { b in

@@ -124,7 +124,7 @@ public struct TodayProjection: Projection {
             try store.delete(Self.feed, key: item.feedKey(Policy.effectiveStakes(of: item.proposal, under: try policy(store))))
         case .policySet(let document):
             try rerank(under: document, store)
-        case .executed, .failed, .deviceLinked, .deviceRevoked:
+        case .executed, .failed, .deviceLinked, .deviceRevoked, .storeCreated:
             break  // not pending: nothing in the feed changes
         }
     }

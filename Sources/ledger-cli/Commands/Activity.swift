@@ -29,7 +29,7 @@ struct Activity: LedgerSubcommand {
             }
             return t
         })
-        let w = try window.window(now: try time.resolve(global), defaultSince: nil)
+        let w = try window.window(now: try time.resolve(global, ledger), defaultSince: nil)
         let page = try ledger.query { try $0.activity(person: person, types: filter, in: w, limit: limit, pageToken: pageToken) }
         if global.json {
             Output.json(page.json)

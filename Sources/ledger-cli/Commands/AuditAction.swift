@@ -14,7 +14,7 @@ struct AuditAction: LedgerSubcommand {
 
     func execute() throws {
         let ledger = try global.open(write: false)
-        let now = try time.resolve(global)
+        let now = try time.resolve(global, ledger)
         let trail = try ledger.query { try $0.auditAction(action, now: now) }
         if global.json {
             Output.json(trail.json)

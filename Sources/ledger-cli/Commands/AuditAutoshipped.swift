@@ -16,7 +16,7 @@ struct AuditAutoshipped: LedgerSubcommand {
 
     func execute() throws {
         let ledger = try global.open(write: false)
-        let now = try time.resolve(global)
+        let now = try time.resolve(global, ledger)
         let w = try window.window(now: now, defaultSince: Timestamp.day)
         let report = try ledger.query { try $0.autoShipped(in: w, person: person) }
         if global.json {

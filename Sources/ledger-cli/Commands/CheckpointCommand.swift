@@ -19,7 +19,7 @@ struct CheckpointCommand: LedgerSubcommand {
         }
         let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
         let head = try ledger.read { try $0.head() }
-        let cp = try Checkpoint(head: head, time: try global.now(), key: signingKey)
+        let cp = try Checkpoint(head: head, time: try global.now(ledger), key: signingKey)
         // Always one line of JSON: the checkpoint is a file format, not a display.
         Output.line(cp.json)
     }

@@ -4,30 +4,54 @@ import Foundation
 
 struct Demo: LedgerSubcommand {
     static let configuration = CommandConfiguration(
-        abstract: "Record a realistic day for Quinn in a fresh ledger and tell what happened.")
+        abstract: "Record a realistic day for Quinn in a new demo store (test clock) and tell what happened.",
+        discussion: """
+            The store is made on a test clock and marked as a demo store by its first event \
+            (store.created). --fresh replaces an earlier demo store only: a path holding any other \
+            file or store is refused before anything is touched. The new store is built beside the \
+            path and moved into place only when the whole day is recorded.
+            """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Flag(help: "Delete an existing ledger file at --db first.")
+    @Flag(help: "Replace an earlier demo store at --db (never any other file or store).")
     var fresh = false
 
     func execute() throws {
-        if fresh {
-            try? FileManager.default.removeItem(atPath: global.path)
-            try? FileManager.default.removeItem(atPath: global.path + "-lock")
-        }
-        let ledger = try global.open(write: true)
-        guard try ledger.read({ try $0.head().seq }) == 0 else {
-            throw LedgerError(.notEmpty, "\(global.path) already holds events; use --fresh or another --db")
-        }
-        let end = try global.now()
+        // Everything is checked before any file is touched.
+        if global.readOnly { throw LedgerError(.readOnly, "demo writes a store; it cannot run with --read-only") }
+        let end = try Clock.fixedClock() ?? Clock.system()
         let start = end.adding(milliseconds: -10 * Timestamp.hour)
+        _ = try TimeRules.check(start, head: nil)
+        _ = try TimeRules.check(end, head: nil)
+        let path = global.path
+        if case .demoStore(let events) = try DemoTarget.inspect(path), !fresh {
+            throw LedgerError(.notEmpty, "\(path) already holds a demo store (\(events) events); use --fresh to "
+                + "replace it, or another --db", details: ["events": .number(Double(events))])
+        }
+        let building = path + ".building-\(getpid())"
+        defer {
+            try? FileManager.default.removeItem(atPath: building)
+            try? FileManager.default.removeItem(atPath: building + "-lock")
+        }
+        let (summary, head) = try record(into: building, start: start)
+        // Moved into place only now: a failed run above left the old store as it was.
+        guard rename(building, path) == 0 else {
+            throw LedgerError(.storage, "cannot move the new demo store to \(path): \(String(cString: strerror(errno)))")
+        }
+        try? FileManager.default.removeItem(atPath: path + "-lock")
+        if global.json {
+            Output.json(["db": .string(path), "events": .number(Double(head.seq)), "head_hash": .string(head.hash.hex),
+                         "summary": .object(summary)])
+        }
+    }
+
+    /// Records the day into a new store at `path`; the store is closed on return.
+    private func record(into path: String, start: Timestamp) throws -> (JSONObject, LogHead) {
+        let ledger = try Ledger(path: path)
+        try ledger.create(StoreCreation(testClock: true, demo: true), now: start)
         var story = DemoStory(ledger: ledger, start: start, quiet: global.json)
         try story.run()
-        if global.json {
-            let head = try ledger.read { try $0.head() }
-            Output.json(["db": .string(global.path), "events": .number(Double(head.seq)), "head_hash": .string(head.hash.hex),
-                         "summary": .object(story.summary)])
-        }
+        return (story.summary, try ledger.read { try $0.head() })
     }
 }

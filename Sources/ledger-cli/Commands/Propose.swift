@@ -19,10 +19,12 @@ struct Propose: LedgerSubcommand {
     }
 
     func execute() throws {
-        let now = try global.now()
         if let batch {
-            let (requests, lines) = try Self.parseBatch(try Output.read(batch), now: now)
+            // Parsed before the store is opened: a bad file touches nothing.
+            var (requests, lines) = try Self.parseBatch(try Output.read(batch), now: TimeRules.earliest)
             let ledger = try global.open(write: true)
+            let now = try global.now(ledger)
+            for i in requests.indices { requests[i].now = now }
             let results: [CommandResult]
             do {
                 results = try ledger.execute(batch: requests)
@@ -45,6 +47,7 @@ struct Propose: LedgerSubcommand {
         }
         let input = try ProposalInput(json: try JSONParser.parse(try Output.read(file!)))
         let ledger = try global.open(write: true)
+        let now = try global.now(ledger)
         let result = try ledger.execute(CommandRequest(.propose(input), commandId: input.commandId, now: now))
         try ResultPrinter.print(result, ledger: ledger, now: now, json: global.json)
     }

@@ -15,7 +15,7 @@ struct Show: LedgerSubcommand {
 
     func execute() throws {
         let ledger = try global.open(write: false)
-        let at = try now.map { try Clock.parse($0, option: "--now") } ?? global.now()
+        let at = try now.map { try Clock.parse($0, option: "--now") } ?? global.now(ledger)
         let (state, events, policy) = try ledger.read { r in (try r.actionState(action), try r.actionEvents(action), try r.policy()) }
         guard let state else {
             throw LedgerError(.unknownAction, "no action \(action)", details: ["action_id": .string(action)])

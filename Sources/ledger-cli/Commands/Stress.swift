@@ -49,7 +49,7 @@ struct StressTorture: LedgerSubcommand {
 
     func execute() throws {
         let ledger = try global.open(write: true)
-        let now = try global.now()
+        let now = try global.now(ledger)
         try ensureDevice(ledger, "torture-phone", now: now)
         let run = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         func ack(_ results: [CommandResult]) {
@@ -82,7 +82,7 @@ struct StressFill: LedgerSubcommand {
         options.environment.unsafeNoSync = noSync
         options.environment.mapSize = 1 << 30
         let ledger = try Ledger(path: global.path, options: options)
-        let now = try global.now()
+        let now = try global.now(ledger)
         try ensureDevice(ledger, "fill-phone", now: now)
         let start = try ledger.read { try $0.head().seq }
         var n = 0

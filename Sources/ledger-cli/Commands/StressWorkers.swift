@@ -15,7 +15,7 @@ struct StressContend: LedgerSubcommand {
 
     func execute() throws {
         let ledger = try global.open(write: true)
-        let now = try global.now()
+        let now = try global.now(ledger)
         let ids = actions.split(separator: ",").map(String.init)
         let lock = NSLock()
         DispatchQueue.concurrentPerform(iterations: threads) { t in
@@ -68,7 +68,7 @@ struct StressGrow: LedgerSubcommand {
         var options = Ledger.Options()
         options.environment.mapSize = mapSize
         let ledger = try Ledger(path: global.path, options: options)
-        let now = try global.now()
+        let now = try global.now(ledger)
         try ensureDevice(ledger, "grow-\(writer)", now: now)
         let text = String(repeating: "x", count: 8000)
         for i in 0..<count {

@@ -23,7 +23,7 @@ struct Today: LedgerSubcommand {
 
     func execute() throws {
         let ledger = try global.open(write: false)
-        let now = try time.resolve(global)
+        let now = try time.resolve(global, ledger)
         guard pageToken == nil || offset == 0 else { throw LedgerError(.invalidInput, "give --page-token or --offset, not both") }
         let feed = try ledger.query {
             try $0.today(TodayQuery(person: person, now: now, limit: limit, offset: offset, pageToken: pageToken))

@@ -15,7 +15,7 @@ enum CommandRunner {
     /// Opens the ledger for writing, runs `command` at the engine clock and prints the result.
     static func run(_ command: Command, commandId: String?, actor: String = "operator", global: GlobalOptions) throws {
         let ledger = try global.open(write: true)
-        let now = try global.now()
+        let now = try global.now(ledger)
         let result = try ledger.execute(CommandRequest(command, commandId: commandId, now: now, actor: actor))
         try ResultPrinter.print(result, ledger: ledger, now: now, json: global.json)
     }

@@ -55,16 +55,17 @@ enum DemoDay {
         ("send_reply", .low, 0.84, "Happy Sunday!"),
     ]
 
-    /// The day's 40 drafts, in the order they arrive.
+    /// The day's 40 drafts, in the order they arrive: all in the morning's first half hour,
+    /// before Quinn's first tap, since event times never go backwards along the log.
     static var drafts: [Draft] {
         var out: [Draft] = []
         for (i, p) in posts.enumerated() {
             out.append(Draft(id: "of-\(String(format: "%02d", i + 1))", specialist: sasha, surface: "onlyfans",
-                             kind: "publish_post", stakes: p.0, confidence: p.1, text: p.2, price: p.3, minute: Int64(i * 31)))
+                             kind: "publish_post", stakes: p.0, confidence: p.1, text: p.2, price: p.3, minute: Int64(2 + i * 2)))
         }
         for (i, r) in replies.enumerated() {
             out.append(Draft(id: "x-\(String(format: "%02d", i + 1))", specialist: mia, surface: "x", kind: r.0,
-                             stakes: r.1, confidence: r.2, text: r.3, price: nil, minute: Int64(5 + i * 17)))
+                             stakes: r.1, confidence: r.2, text: r.3, price: nil, minute: Int64(3 + i)))
         }
         return out.sorted { $0.minute < $1.minute }
     }

@@ -29,20 +29,37 @@ struct GlobalOptions: ParsableArguments {
         return try Ledger(path: path, options: Ledger.Options(readOnly: readOnly))
     }
 
-    /// The engine clock: `LEDGER_NOW` (ISO-8601; a test/demo clock) or the system time.
-    func now() throws -> Timestamp { try Clock.now() }
+    /// The engine clock for `ledger`: the system time, or `LEDGER_NOW` when the store was
+    /// created for testing (`ledger init --test-clock`, `ledger demo`).
+    /// - throws: `test_clock_only` when `LEDGER_NOW` is set for any other store.
+    func now(_ ledger: Ledger) throws -> Timestamp {
+        try Clock.now(testClock: try ledger.creation()?.testClock ?? false, path: path)
+    }
 }
 
 enum Clock {
-    /// `LEDGER_NOW` when set (documented as a test and demo clock), else the system clock.
-    static func now() throws -> Timestamp {
-        if let fixed = ProcessInfo.processInfo.environment["LEDGER_NOW"] {
-            guard let t = Timestamp(iso8601: fixed) else {
-                throw LedgerError(.invalidInput, "LEDGER_NOW is not an ISO-8601 time: \(fixed)")
-            }
-            return t
+    /// `LEDGER_NOW` for a store on a test clock, else the system clock. A production
+    /// store never takes a clock from the environment: its times are the engine's.
+    static func now(testClock: Bool, path: String) throws -> Timestamp {
+        guard let fixed = try fixedClock() else { return system() }
+        guard testClock else {
+            throw LedgerError(.testClockOnly, "LEDGER_NOW is honoured only by a store created for testing "
+                + "(`ledger init --test-clock`); \(path) is not one: unset LEDGER_NOW")
         }
-        return Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        return fixed
+    }
+
+    /// `LEDGER_NOW`, parsed, when set.
+    static func fixedClock() throws -> Timestamp? {
+        guard let fixed = ProcessInfo.processInfo.environment["LEDGER_NOW"] else { return nil }
+        guard let t = Timestamp(iso8601: fixed) else {
+            throw LedgerError(.invalidInput, "LEDGER_NOW is not an ISO-8601 time: \(fixed)")
+        }
+        return t
+    }
+
+    static func system() -> Timestamp {
+        Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
     }
 
     /// Parses a time option given as ISO-8601.

@@ -6,8 +6,8 @@ struct NowOption: ParsableArguments {
     @Option(help: "Judge holds, expiry and windows at this ISO-8601 time (default: LEDGER_NOW, else the system clock).")
     var now: String?
 
-    func resolve(_ global: GlobalOptions) throws -> Timestamp {
-        try now.map { try Clock.parse($0, option: "--now") } ?? global.now()
+    func resolve(_ global: GlobalOptions, _ ledger: Ledger) throws -> Timestamp {
+        try now.map { try Clock.parse($0, option: "--now") } ?? global.now(ledger)
     }
 }
 
@@ -111,7 +111,7 @@ struct AuditListingOptions: ParsableArguments {
     /// Lists `index` in the window (`defaultSince` when no window option is given; nil: all time).
     func run(_ index: AuditIndex, defaultSince: Int64? = nil, global: GlobalOptions) throws {
         let ledger = try global.open(write: false)
-        let w = try window.window(now: try time.resolve(global), defaultSince: defaultSince)
+        let w = try window.window(now: try time.resolve(global, ledger), defaultSince: defaultSince)
         let listing = try ledger.query { try $0.audit(index, in: w, limit: limit, pageToken: pageToken) }
         AuditPrinter.print(listing, global: global, csv: format.csv)
     }

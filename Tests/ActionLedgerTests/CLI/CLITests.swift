@@ -11,6 +11,7 @@ import Testing
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         db = dir.appendingPathComponent("l.lmdb").path
+        try createTestClockStore(at: db)
     }
 
     func ledger(_ args: String..., stdin: String? = nil, now: String = "2026-11-22T09:00:00Z") throws -> LedgerProcess.Output {
@@ -47,8 +48,10 @@ import Testing
         try setUp()
         let log = try ledger("log", "--from", "1")
         let lines = log.stdout.split(separator: "\n")
-        #expect(lines.count == 3)
-        #expect(try JSONParser.parse(String(lines[2]))["seq"] == .number(3))
+        // store.created (the test clock's record) and the three events of setUp.
+        #expect(lines.count == 4)
+        #expect(try JSONParser.parse(String(lines[0]))["type"] == .string("store.created"))
+        #expect(try JSONParser.parse(String(lines[3]))["seq"] == .number(4))
         let stat = Process()
         stat.executableURL = URL(fileURLWithPath: "/usr/bin/mdb_stat")
         stat.arguments = ["-n", "-a", db]
@@ -58,7 +61,7 @@ import Testing
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         stat.waitUntilExit()
         #expect(stat.terminationStatus == 0)
-        #expect(text.contains("Status of events") && text.contains("Entries: 3"))
+        #expect(text.contains("Status of events") && text.contains("Entries: 4"))
     }
 
     @Test func twoProcessesApprovingTheSameActionGiveExactlyOneApproval() throws {

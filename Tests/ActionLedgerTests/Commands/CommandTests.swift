@@ -62,7 +62,7 @@ import Testing
         let t = try ledger(), l = t.ledger!
         try l.run(.propose(proposal("a1", stakes: .low, confidence: 0.1)))
         try l.run(.tap(.approve, actionId: "a1", device: "laptop"), now: at("2026-11-22T09:05:00Z"))
-        let e = #expect(throws: LedgerError.self) { try l.run(.dismiss(actionId: "a1", device: "iphone", reason: "")) }
+        let e = #expect(throws: LedgerError.self) { try l.run(.dismiss(actionId: "a1", device: "iphone", reason: ""), now: at("2026-11-22T09:06:00Z")) }
         #expect(e?.code == .alreadyDecided)
         #expect(e?.details["decided_device"] == .string("laptop"))
         #expect(e?.details["decided_at"] == .string("2026-11-22T09:05:00.000Z"))
@@ -121,9 +121,10 @@ import Testing
         #expect(code { try l.run(.tap(.approve, actionId: "a1", device: "iphone"), now: at("2026-11-22T12:00:00Z")) } == .actionExpired)
         let expired = try l.run(.expire(actionId: "a1"), now: at("2026-11-22T12:00:01Z"))
         #expect(expired.action?.status == .expired)
-        try l.run(.propose(proposal("a2", stakes: .low, confidence: 0.1)))
-        try l.run(.tap(.approve, actionId: "a2", device: "laptop"))
-        let done = try l.run(.recordOutcome(actionId: "a2", succeeded: true, outcome: ["url": "https://x.test"]))
+        let later = at("2026-11-22T12:30:00Z")  // event times never go backwards
+        try l.run(.propose(proposal("a2", stakes: .low, confidence: 0.1)), now: later)
+        try l.run(.tap(.approve, actionId: "a2", device: "laptop"), now: later)
+        let done = try l.run(.recordOutcome(actionId: "a2", succeeded: true, outcome: ["url": "https://x.test"]), now: later)
         guard case .executed(let o)? = done.events.last?.event.payload else { Issue.record("no outcome"); return }
         #expect(try JSONParser.parse(o.outcome)["device"] == .string("laptop"))
     }

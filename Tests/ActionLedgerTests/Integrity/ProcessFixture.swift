@@ -10,6 +10,7 @@ final class ProcessFixture {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         db = dir.appendingPathComponent("l.lmdb").path
+        try createTestClockStore(at: db)
     }
 
     deinit {

@@ -12,6 +12,7 @@ import Testing
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("qcli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         db = dir.appendingPathComponent("l.lmdb").path
+        try createTestClockStore(at: db)
     }
 
     func ledger(_ args: String...) throws -> LedgerProcess.Output {

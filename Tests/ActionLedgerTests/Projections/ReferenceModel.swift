@@ -74,6 +74,8 @@ struct ReferenceModel {
             raise = p.raise
             policyVersion = p.version
             version = p.version
+        case .storeCreated:
+            break
         }
         if let d = e.device, [.actionReviewed, .actionConfirmed, .actionApproved, .actionDismissed, .actionHeld,
                               .actionEdited].contains(e.type) {

@@ -65,7 +65,8 @@ import Testing
         try l.link("iphone")
         let plan: [(String, Stakes, Int64)] = [("m-old", .medium, -50), ("l-old", .low, -40), ("h-new", .high, -10),
                                                ("m-new", .medium, -5), ("h-old", .high, -30), ("m-mid", .medium, -20)]
-        for (id, stakes, minutes) in plan {
+        // Proposed oldest first: event times never go backwards along the log.
+        for (id, stakes, minutes) in plan.sorted(by: { $0.2 < $1.2 }) {
             try l.run(.propose(proposal(id, stakes: stakes, confidence: 0.5)), now: ms(minutes * 60_000))
         }
         try l.run(.propose(proposal("other", person: "mia", stakes: .high)), now: ms(-60_000))

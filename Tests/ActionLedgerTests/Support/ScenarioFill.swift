@@ -102,7 +102,7 @@ struct ScenarioFill {
         case .deviceRevoked:
             dataDefault("reason", "")
             actor = "operator"
-        case .deviceLinked:
+        case .deviceLinked, .storeCreated:
             actor = "operator"
         }
         byDefault("actor", .string(actor))

@@ -48,3 +48,10 @@ extension Ledger {
         try run(.linkDevice(device: device, person: person, org: "quinn-co", label: "\(device) label", platform: platform))
     }
 }
+
+/// Makes a new store at `path` on a test clock (`store.created` with `test_clock: true`,
+/// seq 1), as `ledger init --test-clock` does: the only kind that honours `LEDGER_NOW`.
+func createTestClockStore(at path: String, now: Timestamp = at("2026-11-22T08:00:00Z")) throws {
+    let l = try Ledger(path: path)
+    try l.create(StoreCreation(testClock: true, demo: false), now: now)
+}

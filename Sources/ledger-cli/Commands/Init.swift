@@ -1,0 +1,37 @@
+import ActionLedger
+import ArgumentParser
+import Foundation
+
+struct Init: LedgerSubcommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create a new, empty store; its first event (store.created) records how it was made.",
+        discussion: """
+            --test-clock makes a store for tests: it honours LEDGER_NOW, and store.created says so \
+            for every auditor to see. Any other store refuses LEDGER_NOW (test_clock_only).
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(name: .customLong("test-clock"), help: "Honour LEDGER_NOW in this store (tests only; recorded in the log).")
+    var testClock = false
+
+    func execute() throws {
+        if global.readOnly { throw LedgerError(.readOnly, "init writes a store; it cannot run with --read-only") }
+        let now = testClock ? try Clock.fixedClock() ?? Clock.system() : Clock.system()
+        if !testClock, try Clock.fixedClock() != nil {
+            throw LedgerError(.testClockOnly, "LEDGER_NOW is set but --test-clock is not: a production store "
+                + "takes its time from the system clock only")
+        }
+        if FileManager.default.fileExists(atPath: global.path) {
+            throw LedgerError(.notEmpty, "\(global.path) already exists; init makes new stores only")
+        }
+        let ledger = try global.open(write: true)
+        try ledger.create(StoreCreation(testClock: testClock, demo: false), now: now)
+        let head = try ledger.read { try $0.head() }
+        if global.json {
+            Output.json(["db": .string(global.path), "test_clock": .bool(testClock), "head_hash": .string(head.hash.hex)])
+        } else {
+            print("created \(global.path)" + (testClock ? " (test clock: LEDGER_NOW honoured)" : ""))
+        }
+    }
+}

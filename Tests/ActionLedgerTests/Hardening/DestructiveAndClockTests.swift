@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// Issue 11 §1 and §4: `demo --fresh` checks everything before it touches a file, and
+/// the clock is the engine's: times never go backwards, stay within 2000…2100, and
+/// `LEDGER_NOW` is honoured only by a store created for testing.
+@Suite struct DestructiveAndClockTests {
+    let fixture: ProcessFixture
+    init() throws { fixture = try ProcessFixture("hard") }
+
+    func ledger(_ args: [String], db: String, now: String? = "2026-11-22T09:00:00Z") throws -> LedgerProcess.Output {
+        var env: [String: String] = [:]
+        if let now { env["LEDGER_NOW"] = now }
+        return try LedgerProcess.run(args + ["--db", db], environment: env)
+    }
+
+    func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    @Test func demoFreshNeverDestroysWhatItCannotRebuild() throws {
+        // A text file is not a store: refused, untouched, no lock file made beside it.
+        let text = fixture.path("notes.db")
+        try "my notes".write(toFile: text, atomically: true, encoding: .utf8)
+        #expect(try ledger(["demo", "--fresh"], db: text).status == LedgerError.Code.notEmpty.exitStatus)
+        #expect(bytes(text) == Data("my notes".utf8))
+        #expect(!FileManager.default.fileExists(atPath: text + "-lock"))
+
+        // A production store with events: refused, byte-identical afterwards.
+        let prod = fixture.path("prod.lmdb")
+        #expect(try ledger(["init"], db: prod, now: nil).status == 0)
+        #expect(try ledger(["devices", "link", "ph", "--person", "quinn", "--org", "q", "--label", "P", "--platform", "ios"],
+                           db: prod, now: nil).status == 0)
+        let before = bytes(prod)
+        let refused = try ledger(["demo", "--fresh"], db: prod)
+        #expect(refused.status == LedgerError.Code.notEmpty.exitStatus)
+        #expect(refused.stderr.contains("not a demo store"))
+        #expect(bytes(prod) == before)
+    }
+
+    @Test func demoFreshChecksReadOnlyAndTheClockBeforeTouchingTheDemoStore() throws {
+        let db = fixture.path("demo.lmdb")
+        #expect(try ledger(["demo"], db: db).status == 0)
+        let before = bytes(db)
+        #expect(before != nil)
+        // --read-only: refused first, the file is still there and unchanged.
+        #expect(try ledger(["demo", "--fresh", "--read-only"], db: db).status == LedgerError.Code.readOnly.exitStatus)
+        #expect(bytes(db) == before)
+        // A bad clock: refused before the old demo store is replaced.
+        #expect(try ledger(["demo", "--fresh"], db: db, now: "not-a-time").status == LedgerError.Code.invalidInput.exitStatus)
+        #expect(try ledger(["demo", "--fresh"], db: db, now: "1999-12-31T23:00:00Z").status == LedgerError.Code.invalidInput.exitStatus)
+        #expect(bytes(db) == before)
+        // Without --fresh an existing demo store is kept; with it, replaced by a new demo store.
+        #expect(try ledger(["demo"], db: db).status == LedgerError.Code.notEmpty.exitStatus)
+        #expect(try ledger(["demo", "--fresh"], db: db, now: "2026-11-23T09:00:00Z").status == 0)
+        let first = try Ledger(path: db, options: Ledger.Options(readOnly: true))
+        #expect(try first.creation() == StoreCreation(testClock: true, demo: true))
+        #expect(try first.read { try $0.event(2)?.event.at } == at("2026-11-22T23:00:00Z"))
+    }
+
+    @Test func ledgerNowIsRefusedByAProductionStore() throws {
+        let prod = fixture.path("prod.lmdb")
+        #expect(try ledger(["init"], db: prod, now: nil).status == 0)
+        let args = ["devices", "link", "ph", "--person", "quinn", "--org", "q", "--label", "P", "--platform", "ios"]
+        let out = try ledger(args, db: prod, now: "2020-01-01T00:00:00Z")
+        #expect(out.status == LedgerError.Code.testClockOnly.exitStatus)
+        #expect(try ledger(["log"], db: prod, now: nil).stdout.split(separator: "\n").count == 1)
+        // `init` without --test-clock refuses LEDGER_NOW too; with it, the store says so.
+        #expect(try ledger(["init"], db: fixture.path("x.lmdb")).status == LedgerError.Code.testClockOnly.exitStatus)
+        let test = fixture.path("test.lmdb")
+        #expect(try ledger(["init", "--test-clock"], db: test).status == 0)
+        #expect(try ledger(args, db: test, now: "2026-11-22T09:00:00Z").status == 0)
+        let log = try ledger(["log"], db: test, now: nil).stdout
+        #expect(log.contains("\"type\":\"store.created\"") && log.contains("\"test_clock\":true"))
+    }
+
+    @Test func timesNeverGoBackwardsAndStayWithin2000And2100() throws {
+        let t = try TempLedger(), l = t.ledger!
+        try l.link("iphone", platform: .ios)
+        try l.run(.propose(proposal("a1", stakes: .low, confidence: 0.1, expiresAt: at("2026-11-22T10:00:00Z"))),
+                  now: at("2026-11-22T10:30:00Z"))
+        // Backdating the clock to approve before the expiry: refused, nothing written.
+        #expect(code { try l.run(.tap(.approve, actionId: "a1", device: "iphone"), now: at("2026-11-22T09:59:00Z")) } == .clockBehind)
+        // A few seconds behind (an NTP step): raised to the head's time.
+        try l.run(.propose(proposal("a2", stakes: .medium)), now: at("2026-11-22T10:29:55Z"))
+        #expect(try l.read { try $0.actionState("a2")?.proposedAt } == at("2026-11-22T10:30:00Z"))
+        #expect(code { try l.run(.propose(proposal("a3")), now: at("1970-01-01T00:00:00Z")) } == .invalidInput)
+        #expect(code { try l.run(.propose(proposal("a4")), now: at("9999-01-01T00:00:00Z")) } == .invalidInput)
+        #expect(try l.read { try $0.head().seq } == 3)
+        // Verbatim appends (import, scenarios) obey the same rule.
+        var late = try l.read { try $0.event(3)!.event }
+        late.seq = 4
+        late.commandId = "cmd-late"
+        late.at = at("2026-11-22T09:00:00Z")
+        #expect(code { try l.append(verbatim: [(late, nil)]) } == .invalidInput)
+    }
+}
+
+/// The code of the `LedgerError` `body` throws; nil when it does not throw one.
+func code(_ body: () throws -> Void) -> LedgerError.Code? {
+    do { try body() } catch let e as LedgerError { return e.code } catch { return nil }
+    return nil
+}
