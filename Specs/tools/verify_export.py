@@ -4,7 +4,7 @@
     verify_export.py EXPORT.jsonl [CHECKPOINT.json PUBKEY.pub]
 
 Rebuilds each event's canonical bytes from its JSON (§2, §5.3), re-computes the hash chain
-(§1, §3) and, given a checkpoint and public key, checks its Ed25519 signature over the
+(§1, §3), checks each recorded content hash against its preview (§3) and, given a checkpoint and public key, checks its Ed25519 signature over the
 documented bytes (§4) and that the export extends it. Exit 0 and "ok N HEAD" on success;
 exit 1 and "seq N: problem" on the first failure.
 """
@@ -114,6 +114,11 @@ def main(argv):
         if e["seq"] != seq + 1: print("seq %d: missing" % (seq + 1)); return 1
         h = hashlib.sha256(prev + canonical(e)).digest()
         if h.hex() != e["hash"]: print("seq %d: hash mismatch" % e["seq"]); return 1
+        # The chain covers what the line says; a recorded content hash must also be the
+        # SHA-256 of the preview it is recorded with (§2), or re-chained taps move to new content.
+        if e["type"] in ("action.proposed", "action.edited"):
+            if hashlib.sha256(preview(e["data"]["preview"])).hexdigest() != e["data"]["content_hash"]:
+                print("seq %d: content_hash mismatch" % e["seq"]); return 1
         if checkpoint and checkpoint[0] == e["seq"] and checkpoint[1] != h.hex():
             print("seq %d: does not extend the checkpoint" % e["seq"]); return 1
         prev, seq = h, e["seq"]

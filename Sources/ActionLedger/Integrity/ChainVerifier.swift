@@ -6,7 +6,8 @@
 /// For each event it checks, in this order: the key is the next seq (dense from 1); the
 /// value holds a 32-byte hash and at least the fixed header; the seq inside the canonical
 /// bytes equals the key; the format byte is known; SHA-256(previous hash ‖ bytes) equals
-/// the stored hash; and, with ``deep``, that the bytes decode and re-encode to themselves.
+/// the stored hash; and, with ``deep``, that the bytes decode and re-encode to themselves
+/// and that a recorded content hash is the hash of the recorded preview.
 /// The first failure throws `integrity_failure` naming that seq.
 public struct ChainVerifier: Sendable {
     /// The last verified event's seq (0 before the first).
@@ -94,6 +95,27 @@ public struct ChainVerifier: Sendable {
         }
         guard EventCodec.encode(event).elementsEqual(bytes) else {
             throw failure(key, "not_canonical", "seq \(key): the event's bytes are not its canonical encoding")
+        }
+        try checkContentHash(key, event)
+    }
+
+    /// An `action.proposed` or `action.edited` records the content hash that later taps are
+    /// bound to; it must be SHA-256 of the preview it records. The chain alone cannot tell:
+    /// whoever re-chains an export can alter a preview and keep the old hash, and with it
+    /// the taps given to other content.
+    /// - throws: `integrity_failure` with `problem` and `field` `content_hash`.
+    public static func checkContentHash(_ key: UInt64, _ event: Event) throws {
+        let recorded: Digest, preview: Preview
+        switch event.payload {
+        case .proposed(let p): (recorded, preview) = (p.contentHash, p.preview)
+        case .edited(let e): (recorded, preview) = (e.contentHash, e.preview)
+        default: return
+        }
+        let computed = EventCodec.contentHash(of: preview)
+        guard computed == recorded else {
+            throw LedgerError(.integrityFailure, "seq \(key): field 'content_hash' \(recorded.hex) is not the hash of "
+                + "the \(event.type.name)'s preview, \(computed.hex)",
+                details: ["seq": .number(Double(key)), "problem": "content_hash", "field": "content_hash"])
         }
     }
 

@@ -42,7 +42,8 @@ public struct ExportVerifier {
 
     /// Parses and checks one line (without its LF); returns the event it holds.
     /// - throws: `invalid_input` for a line that is not a valid event, `integrity_failure`
-    ///   when the chain breaks; both name the line (`details.line`).
+    ///   when the chain breaks or a recorded content hash is not its preview's (`problem`
+    ///   and `field` `content_hash`); both name the line (`details.line`).
     public mutating func next(_ bytes: some Collection<UInt8>) throws -> StoredEvent {
         line += 1
         do {
@@ -57,6 +58,8 @@ public struct ExportVerifier {
             }
             let encoded = EventCodec.encode(event)
             try encoded.withUnsafeBytes { try chain.next(key: event.seq, storedHash: hash, bytes: $0) }
+            // The chain covers what the line says, not whether its content hash is true.
+            try ChainVerifier.checkContentHash(event.seq, event)
             return StoredEvent(event: event, hash: hash)
         } catch let e as LedgerError {
             var details = e.details

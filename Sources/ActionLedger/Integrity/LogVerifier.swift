@@ -6,7 +6,7 @@ public struct VerifyReport: Sendable, Equatable {
     public var firstSeq: UInt64
     /// The log's last seq and hash.
     public var head: LogHead
-    /// Whether each event was also decoded and re-encoded.
+    /// Whether each event was also decoded and re-encoded, and the indexes rederived.
     public var deep: Bool
 
     public var json: JSON {
@@ -17,7 +17,8 @@ public struct VerifyReport: Sendable, Equatable {
 
 /// How to verify a log.
 public struct VerifyOptions: Sendable {
-    /// Decode every event and require its canonical re-encoding (slower; see Specs/integrity.md).
+    /// Decode every event and require its canonical re-encoding and true content hashes, and
+    /// rederive every entry of the log's indexes from the events (slower; Specs/integrity.md §3).
     public var deep = false
     /// A checkpoint the log must still extend (tail truncation and rewrites are caught).
     public var checkpoint: Checkpoint?
@@ -90,6 +91,8 @@ struct LogVerifier {
         }
         try pipeline.finish()
         try chain.finish(head: head)
+        // The indexes are checked once the events they derive from are proven.
+        if options.deep { try IndexVerifier(reader: reader).run() }
         progress?(chain.seq, head.seq)
         return VerifyReport(checked: chain.seq + 1 - first, firstSeq: first, head: head, deep: options.deep)
     }

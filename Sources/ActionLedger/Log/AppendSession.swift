@@ -134,7 +134,7 @@ final class AppendSession {
             try dbs.meta.put(txn, key: MetaKey.policy, value: Keys.u64(event.seq))
         case .autoShipped:
             let key = Keys.composite(event.person, UInt64(bitPattern: event.at.utcDay))
-            let n = try dbs.autoShipDays.withValue(txn, key: key) { Keys.readU64($0) } ?? 0
+            let n = UInt64(try reader.autoShipped(person: event.person, day: event.at.utcDay))
             try dbs.autoShipDays.put(txn, key: key, value: Keys.u64(n + 1))
         default:
             break

@@ -36,12 +36,12 @@ struct LogDatabases: Sendable {
     static func open(_ txn: Transaction) throws -> LogDatabases? {
         if let index = try txn.openDatabase(indexDatabase, create: false) {
             guard let events = try txn.openDatabase("events", create: !txn.isReadOnly) else { return nil }
-            return LogDatabases(events: events) { LogIndex(database: index, tag: UInt8($0 + 1)) }
+            return LogDatabases(events: events) { LogIndex(database: index, tag: UInt8($0 + 1), name: indexNames[$0]) }
         }
         if let legacy = try openLegacy(txn) { return legacy }
         guard !txn.isReadOnly, let events = try txn.openDatabase("events", create: true),
               let index = try txn.openDatabase(indexDatabase, create: true) else { return nil }
-        return LogDatabases(events: events) { LogIndex(database: index, tag: UInt8($0 + 1)) }
+        return LogDatabases(events: events) { LogIndex(database: index, tag: UInt8($0 + 1), name: indexNames[$0]) }
     }
 
     private init(events: Database, index: (Int) throws -> LogIndex) rethrows {
@@ -63,7 +63,7 @@ struct LogDatabases: Sendable {
             guard let db = try txn.openDatabase(name, create: !txn.isReadOnly) else {
                 throw LedgerError(.storage, "the store has no \(name) database")
             }
-            return LogIndex(database: db, tag: nil)
+            return LogIndex(database: db, tag: nil, name: indexNames[i])
         }
     }
 
@@ -73,7 +73,7 @@ struct LogDatabases: Sendable {
     static func migrateLegacyLayout(_ txn: Transaction) throws {
         guard try txn.openDatabase(indexDatabase, create: false) == nil,
               let legacy = try openLegacy(txn), let index = try txn.openDatabase(indexDatabase, create: true) else { return }
-        let current = LogDatabases(events: legacy.events) { LogIndex(database: index, tag: UInt8($0 + 1)) }
+        let current = LogDatabases(events: legacy.events) { LogIndex(database: index, tag: UInt8($0 + 1), name: indexNames[$0]) }
         let ranges = [(legacy.meta, current.meta), (legacy.actionSeqs, current.actionSeqs),
                       (legacy.deviceSeqs, current.deviceSeqs), (legacy.autoShipDays, current.autoShipDays),
                       (legacy.commands, current.commands)]
@@ -98,6 +98,15 @@ struct LogIndex: Sendable {
     let database: Database
     /// The range byte; nil for a legacy store's own database.
     let tag: UInt8?
+    /// The index's name (``LogDatabases/indexNames``), for errors that name an entry.
+    let name: String
+
+    init(database: Database, tag: UInt8?, name: String? = nil) {
+        self.database = database
+        self.tag = tag
+        self.name = name ?? tag.flatMap { LogDatabases.indexNames.indices.contains(Int($0) - 1)
+            ? LogDatabases.indexNames[Int($0) - 1] : nil } ?? "log_index"
+    }
 
     /// Lends the stored key (this runs for every index read and write).
     @inline(__always)

@@ -6,9 +6,11 @@ public struct LogReader {
     let dbs: LogDatabases
 
     /// The last event's seq and hash, or ``LogHead/empty``.
+    /// - throws: `corrupt_event` when the stored record is not 40 bytes.
     public func head() throws -> LogHead {
         try dbs.head.withValue(txn, key: MetaKey.head) { b in
-            LogHead(seq: Keys.readU64(b), hash: Digest(bytes: UnsafeRawBufferPointer(rebasing: b[8..<40]))!)
+            guard b.count == 40 else { throw Self.corruptRecord("head", "head", length: b.count, expected: 40) }
+            return LogHead(seq: Keys.readU64(b), hash: Digest(bytes: UnsafeRawBufferPointer(rebasing: b[8..<40]))!)
         } ?? .empty
     }
 
@@ -18,8 +20,17 @@ public struct LogReader {
     }
 
     /// Decodes event `seq`; nil when absent.
+    /// - throws: `corrupt_event` when the stored value does not decode or carries another seq
+    ///   (an event moved under another key would otherwise be read as this one).
     public func event(_ seq: UInt64) throws -> StoredEvent? {
-        try withRawEvent(seq) { try LogReader.decode($0) }
+        try withRawEvent(seq) { v in
+            let stored = try LogReader.decode(v)
+            guard stored.event.seq == seq else {
+                throw LedgerError(.corruptEvent, "the event stored at seq \(seq) carries seq \(stored.event.seq)",
+                                  details: ["seq": .number(Double(seq))])
+            }
+            return stored
+        }
     }
 
     static func decode(_ value: UnsafeRawBufferPointer) throws -> StoredEvent {
@@ -47,7 +58,13 @@ public struct LogReader {
         let prefix = Keys.prefix(id)
         var out: [UInt64] = []
         try index.scan(txn, from: prefix) { k, _ in
-            guard k.count == prefix.count + 8, k.starts(with: prefix) else { return false }
+            guard k.starts(with: prefix) else { return false }
+            // A key of this id with a damaged seq part would end the scan early and hide
+            // the entries after it: refuse it instead.
+            guard k.count == prefix.count + 8 else {
+                throw LedgerError(.corruptEvent, "\(index.name) entry of \(id) has a \(k.count - prefix.count)-byte seq, not 8",
+                                  details: ["index": .string(index.name), "key": .string(id)])
+            }
             out.append(Keys.readU64(k, at: prefix.count))
             return true
         }
@@ -55,8 +72,47 @@ public struct LogReader {
     }
 
     /// Every event of one action, in order.
+    /// - throws: `corrupt_event` naming the `action_seqs` entry and the event when an entry
+    ///   points to no event, to an event of another action, or to one whose type cannot stand
+    ///   there (the stream starts with its one `action.proposed`): the command path never
+    ///   judges an action by an index that disagrees with the log.
     public func actionEvents(_ actionId: String) throws -> [StoredEvent] {
-        try seqs(in: dbs.actionSeqs, of: actionId).compactMap { try event($0) }
+        var out: [StoredEvent] = []
+        for seq in try seqs(in: dbs.actionSeqs, of: actionId) {
+            let stored = try indexed(dbs.actionSeqs, actionId, seq)
+            let e = stored.event
+            guard e.actionId == actionId else {
+                throw Self.disagreement(dbs.actionSeqs, actionId, seq, e, "belongs to action \(e.actionId ?? "(none)")")
+            }
+            guard (e.type == .actionProposed) == out.isEmpty else {
+                throw Self.disagreement(dbs.actionSeqs, actionId, seq, e, out.isEmpty
+                    ? "is not the action.proposed every stream starts with" : "is a second action.proposed")
+            }
+            out.append(stored)
+        }
+        return out
+    }
+
+    /// The event an index entry points to.
+    private func indexed(_ index: LogIndex, _ id: String, _ seq: UInt64) throws -> StoredEvent {
+        guard let stored = try event(seq) else {
+            throw LedgerError(.corruptEvent, "\(index.name) entry (\(id), seq \(seq)) points to no event",
+                              details: ["index": .string(index.name), "key": .string(id), "seq": .number(Double(seq))])
+        }
+        return stored
+    }
+
+    static func disagreement(_ index: LogIndex, _ id: String, _ seq: UInt64, _ e: Event, _ what: String) -> LedgerError {
+        LedgerError(.corruptEvent, "\(index.name) entry (\(id), seq \(seq)) disagrees with the event it points to: "
+            + "seq \(seq), \(e.type.name) of \(e.actionId.map { "action \($0)" } ?? "person \(e.person)"), \(what)",
+            details: ["index": .string(index.name), "key": .string(id), "seq": .number(Double(seq)),
+                      "event_type": .string(e.type.name)])
+    }
+
+    /// A stored index or head value of the wrong length.
+    static func corruptRecord(_ index: String, _ key: String, length: Int, expected: Int) -> LedgerError {
+        LedgerError(.corruptEvent, "\(index) record \(key) is \(length) bytes, not \(expected)",
+                    details: ["index": .string(index), "key": .string(key)])
     }
 
     /// The action's state folded from its stream; nil when it was never proposed.
@@ -76,15 +132,18 @@ public struct LogReader {
     public func deviceState(_ deviceId: String) throws -> DeviceState? {
         var state: DeviceState?
         for seq in try seqs(in: dbs.deviceSeqs, of: deviceId) {
-            guard let e = try event(seq)?.event else { continue }
+            let e = try indexed(dbs.deviceSeqs, deviceId, seq).event
+            // Only the device's own link (first) and revocation may stand in its stream.
             switch e.payload {
-            case .deviceLinked(let d):
+            case .deviceLinked(let d) where d.device == deviceId && state == nil:
                 state = DeviceState(device: d.device, person: e.person, org: e.org, label: d.label,
                                     platform: d.platform, linkedAt: e.at, revokedAt: nil)
-            case .deviceRevoked:
+            case .deviceRevoked(let d) where d.device == deviceId && state != nil:
                 state?.revokedAt = e.at
             default:
-                break
+                throw Self.disagreement(dbs.deviceSeqs, deviceId, seq, e, state == nil
+                    ? "not the device.linked of device \(deviceId) its stream starts with"
+                    : "not a device.revoked of device \(deviceId)")
             }
         }
         return state
@@ -94,6 +153,7 @@ public struct LogReader {
     public func allDevices() throws -> [DeviceState] {
         var ids: [String] = []
         try dbs.deviceSeqs.scan(txn) { k, _ in
+            guard k.count >= 9 else { throw Self.corruptRecord("device_seqs", "of \(k.count) bytes", length: k.count, expected: 9) }
             let id = String(decoding: k[..<(k.count - 9)], as: UTF8.self)
             if ids.last != id { ids.append(id) }
             return true
@@ -102,21 +162,38 @@ public struct LogReader {
     }
 
     /// The policy in force: the latest `policy.set`, or the built-in version 0.
+    /// - throws: `corrupt_event` when the pointer is damaged or names anything but a
+    ///   `policy.set`: falling back to the built-in policy would silently loosen the rules.
     public func policy() throws -> PolicyDocument {
-        let seq = try dbs.meta.withValue(txn, key: MetaKey.policy) { Keys.readU64($0) }
-        guard let seq, case .policySet(let p)? = try event(seq)?.event.payload else { return .builtIn }
+        let seq = try dbs.meta.withValue(txn, key: MetaKey.policy) { b in
+            guard b.count == 8 else { throw Self.corruptRecord("meta", "policy", length: b.count, expected: 8) }
+            return Keys.readU64(b)
+        }
+        guard let seq else { return .builtIn }
+        let e = try event(seq)?.event
+        guard case .policySet(let p)? = e?.payload else {
+            throw LedgerError(.corruptEvent, "meta record policy points to seq \(seq), "
+                + (e.map { "a \($0.type.name), not a policy.set" } ?? "which holds no event"),
+                details: ["index": "meta", "key": "policy", "seq": .number(Double(seq))])
+        }
         return p
     }
 
     /// Auto-ships recorded for `person` on UTC `day`.
     public func autoShipped(person: String, day: Int64) throws -> Int {
-        try dbs.autoShipDays.withValue(txn, key: Keys.composite(person, UInt64(bitPattern: day))) { Int(Keys.readU64($0)) } ?? 0
+        try dbs.autoShipDays.withValue(txn, key: Keys.composite(person, UInt64(bitPattern: day))) { b in
+            guard b.count == 8, Keys.readU64(b) <= UInt64(Int.max) else {
+                throw Self.corruptRecord("autoship_days", "(\(person), day \(day))", length: b.count, expected: 8)
+            }
+            return Int(Keys.readU64(b))
+        } ?? 0
     }
 
     /// The seqs a command appended, when it already ran.
     public func command(_ commandId: String) throws -> (first: UInt64, count: Int)? {
-        try dbs.commands.get(txn, key: commandId.utf8).map { v in
-            v.withUnsafeBytes { (Keys.readU64($0), Int(UInt32(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))) }
+        try dbs.commands.withValue(txn, key: commandId.utf8) { b in
+            guard b.count == 12 else { throw Self.corruptRecord("commands", commandId, length: b.count, expected: 12) }
+            return (Keys.readU64(b), Int(UInt32(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self))))
         }
     }
 }

@@ -58,3 +58,17 @@ import Testing
         #expect(bad == 1 && badText.contains("hash mismatch"), "\(badText)")
     }
 }
+
+extension IndependentVerifierTests {
+    /// Both verifiers refuse a re-chained export whose preview no longer matches its
+    /// recorded content hash, and name the same seq.
+    @Test func bothVerifiersRefuseAnAlteredPreviewUnderARecomputedChain() throws {
+        let t = try TempLedger()
+        try IntegrityFixtures.populate(t.ledger)
+        let seq = try ContentHashTests.seq(t.ledger, "a1", .actionProposed)
+        let path = try ContentHashTests.rechainedExport(t, seq: seq, ContentHashTests.alterPreview)
+        let (status, text) = try python([path])
+        #expect(status == 1 && text.contains("seq \(seq): content_hash mismatch"), "\(text)")
+        #expect(throws: LedgerError.self) { try ExportVerifier.verify(path: path) }
+    }
+}
