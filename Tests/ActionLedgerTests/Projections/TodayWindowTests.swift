@@ -87,7 +87,7 @@ import Testing
         #expect(seen == order)
         let second = try l.query { try $0.today(TodayQuery(person: "quinn", now: now, limit: 4, offset: 4)) }
         #expect(second.items.map(\.actionId) == ["m-new", "l-old"] && second.nextPageToken == nil)
-        #expect(throws: LedgerError.self) { try l.query { try $0.today(TodayQuery(person: "quinn", now: now, pageToken: "zz")) } }
+        expectLedgerError(.invalidInput) { try l.query { try $0.today(TodayQuery(person: "quinn", now: now, pageToken: "zz")) } }
 
         // A tap moves the next tap on; a policy raising stakes re-ranks the feed.
         try l.run(.tap(.review, actionId: "m-old", device: "iphone"), now: now)
