@@ -18,47 +18,10 @@ import Testing
         #expect(problems.count == 0, "scenario \(file) (\(name)) failed:\n  \(problems.joined(separator: "\n  "))")
     }
 
-    /// Specs/policy.md, found from this file (Tests/ActionLedgerTests/ScenarioTests.swift).
-    static let policyDocument = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Specs/policy.md")
-
     /// Rule ids and refusal codes every scenario set must cover, read from Specs/policy.md
-    /// (never a copied list): every backticked id in a table column headed "… rule id", every
-    /// id a paragraph opens with "`id` names …" (`device.linked_own`), and every code in the
-    /// "Code" column of the refusal-code table.
+    /// (``PolicySpec``), never a copied list.
     static func requiredCoverage() throws -> (rules: [String], codes: [String]) {
-        let text = try String(contentsOf: policyDocument, encoding: .utf8)
-        var rules: [String] = [], codes: [String] = []
-        func add(_ id: String, to list: inout [String]) { if !list.contains(id) { list.append(id) } }
-        func ticked(_ cell: Substring) -> [String] {
-            cell.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
-        }
-        func cells(_ line: Substring) -> [Substring] {
-            let t = line.trimmingCharacters(in: .whitespaces)
-            return t.dropFirst().dropLast().split(separator: "|", omittingEmptySubsequences: false)
-                .map { Substring($0.trimmingCharacters(in: .whitespaces)) }
-        }
-        var header: [Substring]? = nil
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            guard line.hasPrefix("|") else {
-                header = nil
-                if line.hasPrefix("`"), let id = ticked(line).first, line.dropFirst(id.count + 2).hasPrefix(" names ") {
-                    add(id, to: &rules)
-                }
-                continue
-            }
-            let row = cells(line)
-            guard let columns = header else { header = row; continue }
-            if row.allSatisfy({ $0.allSatisfy { "-: ".contains($0) } }) { continue }  // |---|---|
-            for (i, name) in columns.enumerated() where i < row.count {
-                if name.lowercased().hasSuffix("rule id") || name.lowercased().hasPrefix("decision rule id") {
-                    for id in ticked(row[i]) { add(id, to: &rules) }
-                } else if name == "Code" {
-                    for id in ticked(row[i]) { add(id, to: &codes) }
-                }
-            }
-        }
-        return (rules, codes)
+        (try PolicySpec.ruleIds(), try PolicySpec.refusalCodes())
     }
 
     @Test func scenariosCoverEveryRuleAndRefusal() throws {
