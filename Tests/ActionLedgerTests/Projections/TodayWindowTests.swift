@@ -83,7 +83,7 @@ import Testing
             #expect(page.count == 6)
             seen += page.items.map(\.actionId)
             token = page.nextPageToken
-        } while token != nil
+        } while token != nil && seen.count <= order.count  // a token that never ends fails below, never hangs
         #expect(seen == order)
         let second = try l.query { try $0.today(TodayQuery(person: "quinn", now: now, limit: 4, offset: 4)) }
         #expect(second.items.map(\.actionId) == ["m-new", "l-old"] && second.nextPageToken == nil)
