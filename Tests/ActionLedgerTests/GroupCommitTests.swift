@@ -15,7 +15,7 @@ import Testing
         try l.execute(batch: (0..<callers).map { CommandRequest(.propose(proposal("a\($0)", stakes: .low)), now: t0) })
         let seen = Locked<[Int: CommandResult]>([:])
         let problems = Locked<[String]>([])
-        onThreads(callers) { i in
+        try onThreads(callers) { i in
             do {
                 let r = try l.execute(CommandRequest(.tap(.approve, actionId: "a\(i)", device: "iphone"), now: t0))
                 seen.update { $0[i] = r }
@@ -47,7 +47,7 @@ import Testing
         let l = t.ledger!, path = t.path
         try l.link("iphone")
         let problems = Locked<[String]>([])
-        onThreads(6) { i in
+        try onThreads(6) { i in
             do {
                 let r = try l.execute(CommandRequest(.propose(proposal("p\(i)")), now: t0))
                 // mdb_stat opens the file on its own: the commit reached the file's shared state.
@@ -89,9 +89,9 @@ import Testing
         let atomicJob = 2  // submitted as a batch: all or nothing
         let outcome = Locked<[Int: [Result<CommandResult, LedgerError>]]>([:])
         let gate = DispatchSemaphore(value: 0), blocking = DispatchSemaphore(value: 0)
-        let blocker = Thread { try? writer.perform { _ in blocking.signal(); gate.wait() } }
+        let blocker = Thread { try? writer.perform { _ in blocking.signal(); _ = gate.wait(timeout: .now() + 120) } }
         blocker.start()
-        blocking.wait()
+        try wait(blocking, "the blocking transaction to open")
         var threads: [Thread] = []
         for (i, requests) in jobs.enumerated() {
             let thread = Thread {
@@ -100,10 +100,10 @@ import Testing
             }
             thread.start()
             threads.append(thread)
-            while writer.queuedJobs < i + 1 { usleep(200) }  // queue order = job order
+            try waitUntil("job \(i) to queue", pollMicroseconds: 200) { writer.queuedJobs >= i + 1 }  // queue order = job order
         }
         gate.signal()
-        while outcome.value.count < jobs.count { usleep(500) }
+        try waitUntil("the results of all \(jobs.count) queued jobs") { outcome.value.count == jobs.count }
 
         // The blocker appended nothing, so its commit wrote nothing (LMDB skips an empty
         // commit); the whole group is exactly one more transaction.
@@ -132,7 +132,7 @@ import Testing
         let l = t.ledger!
         try l.link("iphone")
         let results = Locked<[CommandResult]>([])
-        onThreads(16) { _ in
+        try onThreads(16) { _ in
             let request = CommandRequest(.propose(proposal("once", stakes: .low)), commandId: "cmd-once", now: t0)
             if let r = try? l.execute(request) {
                 results.update { $0.append(r) }
@@ -151,7 +151,7 @@ import Testing
         let l = t.ledger!
         try l.link("iphone")
         let problems = Locked<[String]>([])
-        onThreads(8) { i in
+        try onThreads(8) { i in
             var last: UInt64 = 0
             for step in 0..<5 {
                 do {
@@ -215,15 +215,9 @@ private func lastTransactionId(_ environment: Environment) -> Int {
 
 /// Entries in `events` as `mdb_stat`, a separate process, reads them from the file.
 private func entriesSeenByAnotherProcess(_ path: String) throws -> UInt64 {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/mdb_stat")
-    p.arguments = ["-n", "-s", "events", path]
-    let out = Pipe()
-    p.standardOutput = out
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    let text = String(decoding: data, as: UTF8.self)
+    let r = try Child("/usr/bin/mdb_stat", ["-n", "-s", "events", path]).finish(within: 60)
+    guard r.status == 0, !r.signalled else { throw LedgerError(.storage, "mdb_stat failed (\(r.status)): \(r.stderr)") }
+    let text = r.stdout
     guard let line = text.split(separator: "\n").first(where: { $0.contains("Entries:") }),
           let n = UInt64(line.split(separator: " ").last ?? "") else {
         throw LedgerError(.storage, "unexpected mdb_stat output: \(text)")
@@ -232,7 +226,7 @@ private func entriesSeenByAnotherProcess(_ path: String) throws -> UInt64 {
 }
 
 /// Runs `body(i)` for i in 0..<n, each on its own thread, all released at once.
-private func onThreads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) {
+private func onThreads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) throws {
     let start = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
     for i in 0..<n {
         Thread {
@@ -242,5 +236,5 @@ private func onThreads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) {
         }.start()
     }
     for _ in 0..<n { start.signal() }
-    for _ in 0..<n { done.wait() }
+    for i in 0..<n { try wait(done, "\(n - i) of \(n) threads to finish", seconds: 120) }
 }

@@ -8,7 +8,7 @@ import Testing
         try l.link("iphone")
         try l.link("laptop", platform: .web)
         try l.run(.propose(proposal("a1", stakes: .medium)))
-        #expect(throws: LedgerError.self) { try l.run(.tap(.approve, actionId: "a1", device: "iphone")) }
+        expectLedgerError(.tapsRequired) { try l.run(.tap(.approve, actionId: "a1", device: "iphone")) }
         let reviewed = try l.run(.tap(.review, actionId: "a1", device: "iphone"))
         #expect(reviewed.nextTap == .approve)
         let approved = try l.run(.tap(.approve, actionId: "a1", device: "laptop"))

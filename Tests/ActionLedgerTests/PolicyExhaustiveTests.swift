@@ -28,8 +28,11 @@ import Testing
     /// Specs/policy.md as data: the tap path and rule id of each stakes, then the checks in
     /// the documented order (device, decision, path, user verification).
     struct Predictor {
-        static let paths = ["low": ["approve"], "medium": ["review", "approve"], "high": ["review", "confirm", "approve"]]
-        static let rules = ["low": "low.one_tap", "medium": "medium.two_taps", "high": "high.three_taps"]
+        /// Read from the table of Specs/policy.md §2 (``PolicySpec/tapPaths()``); empty when
+        /// it cannot be read, which `thePredictorReadsTheTapPathTable` reports.
+        static let table = (try? PolicySpec.tapPaths()) ?? [:]
+        static let paths = table.mapValues(\.path)
+        static let rules = table.mapValues(\.rule)
         static let order = ["low", "medium", "high"]
 
         let stakes: String
@@ -98,7 +101,16 @@ import Testing
 
     /// Pure: `Policy.judgeTap` and `Policy.nextTap` against the predictor, on every
     /// combination also of raise rules and user-verification policies.
-    @Test func everyTapSequenceMatchesTheTable() {
+    /// The table was read: one path per stakes, each ending in the approve that decides.
+    /// (Whether the engine follows it is what the exhaustive test below checks.)
+    @Test func thePredictorReadsTheTapPathTable() throws {
+        let table = try PolicySpec.tapPaths()
+        #expect(Set(table.keys) == ["low", "medium", "high"], "Specs/policy.md §2: \(table)")
+        #expect(table.values.allSatisfy { $0.path.last == "approve" && !$0.rule.isEmpty }, "Specs/policy.md §2: \(table)")
+    }
+
+    @Test func everyTapSequenceMatchesTheTable() throws {
+        try #require(Set(Predictor.paths.keys) == ["low", "medium", "high"], "Specs/policy.md §2 could not be read")
         var cases = 0, mismatches: [String] = []
         for proposed in Stakes.allCases {
             for raise in [nil, Stakes.medium, .high] {

@@ -18,33 +18,33 @@ import Testing
         let leaderOutcome = Locked<String?>(nil)
         Thread {
             do {
-                try writer.perform { _ in blocking.signal(); gate.wait(); throw Boom() }
+                try writer.perform { _ in blocking.signal(); _ = gate.wait(timeout: .now() + 120); throw Boom() }
                 leaderOutcome.update { $0 = "committed" }
             } catch {
                 leaderOutcome.update { $0 = "\(type(of: error))" }
             }
         }.start()
-        blocking.wait()
+        try wait(blocking, "the leading caller to open its transaction")
         let queued = Locked<[Result<CommandResult, LedgerError>]?>(nil)
         Thread {
             // A throw leaves no results (the check below then fails rather than waits).
             let r = try? writer.submit([CommandRequest(.propose(proposal("q1")), now: t0)], atomic: false)
             queued.update { $0 = r ?? [] }
         }.start()
-        while writer.queuedJobs < 1 { usleep(200) }
+        try waitUntil("a job queued behind the leader", pollMicroseconds: 200) { writer.queuedJobs >= 1 }
         let stopped = Locked(false)
         Thread { writer.stop(); stopped.update { $0 = true } }.start()
         usleep(50_000)
         #expect(!stopped.value)  // the leader's transaction is still open
         gate.signal()
-        while !stopped.value { usleep(500) }
+        try waitUntil("stop() to return once the queue drained") { stopped.value }
         // Woken with their results before the lead was given up; their threads may lag.
-        while queued.value == nil || leaderOutcome.value == nil { usleep(500) }
+        try waitUntil("the queued job's and the leader's results") { queued.value != nil && leaderOutcome.value != nil }
 
         #expect(leaderOutcome.value == "Boom")
         let r = try #require(queued.value)
         #expect(try r.map { try $0.get().events.map(\.seq) } == [[2]])
-        #expect(throws: LedgerError.self) {
+        expectLedgerError(.storage, "a job submitted after stop") {
             try writer.submit([CommandRequest(.propose(proposal("late")), now: t0)], atomic: false)
         }
         try expectDenseChain(l, count: 2)

@@ -52,15 +52,9 @@ import Testing
         #expect(lines.count == 4)
         #expect(try JSONParser.parse(String(lines[0]))["type"] == .string("store.created"))
         #expect(try JSONParser.parse(String(lines[3]))["seq"] == .number(4))
-        let stat = Process()
-        stat.executableURL = URL(fileURLWithPath: "/usr/bin/mdb_stat")
-        stat.arguments = ["-n", "-a", db]
-        let out = Pipe()
-        stat.standardOutput = out
-        try stat.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        stat.waitUntilExit()
-        #expect(stat.terminationStatus == 0)
+        let stat = try Child("/usr/bin/mdb_stat", ["-n", "-a", db]).finish(within: 60)
+        let text = stat.stdout
+        #expect(stat.status == 0 && !stat.signalled, "mdb_stat: \(stat.stderr)")
         #expect(text.contains("Status of events") && text.contains("Entries: 4"))
     }
 
@@ -75,8 +69,7 @@ import Testing
             let racers = try ["iphone", "laptop"].map { device in
                 try LedgerProcess.start(["approve", id, "--device", device, "--db", db], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"])
             }
-            var statuses: [Int32] = []
-            for (p, _) in racers { p.waitUntilExit(); statuses.append(p.terminationStatus) }
+            let statuses = try finishAll(racers, within: 60).map { $0.signalled ? -$0.status : $0.status }
             #expect(statuses.sorted() == [0, LedgerError.Code.alreadyDecided.exitStatus])
             let trail = try JSONParser.parse(try ledger("show", id, "--json").stdout)
             guard case .array(let events)? = trail["events"] else { Issue.record("no events"); return }

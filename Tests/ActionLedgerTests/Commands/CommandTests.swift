@@ -62,7 +62,7 @@ import Testing
         let t = try ledger(), l = t.ledger!
         try l.run(.propose(proposal("a1", stakes: .low, confidence: 0.1)))
         try l.run(.tap(.approve, actionId: "a1", device: "laptop"), now: at("2026-11-22T09:05:00Z"))
-        let e = #expect(throws: LedgerError.self) { try l.run(.dismiss(actionId: "a1", device: "iphone", reason: ""), now: at("2026-11-22T09:06:00Z")) }
+        let e = expectLedgerError(.alreadyDecided) { try l.run(.dismiss(actionId: "a1", device: "iphone", reason: ""), now: at("2026-11-22T09:06:00Z")) }
         #expect(e?.code == .alreadyDecided)
         #expect(e?.details["decided_device"] == .string("laptop"))
         #expect(e?.details["decided_at"] == .string("2026-11-22T09:05:00.000Z"))
@@ -138,7 +138,7 @@ import Testing
         ])
         #expect(results.map { (try? $0.get()) != nil } == [true, false, true])
         let head = try l.read { try $0.head() }
-        let e = #expect(throws: LedgerError.self) {
+        let e = expectLedgerError(.duplicateAction) {
             try l.execute(batch: [CommandRequest(.propose(proposal("b1")), now: t0),
                                   CommandRequest(.propose(proposal("g2")), now: t0)])
         }

@@ -34,7 +34,7 @@ import Testing
         // A truncated sequence, a lone continuation byte, a surrogate, an overlong form.
         for bad: [UInt8] in [[0x61, 0xE2, 0x82], [0x80], [0x61, 0x62, 0xED, 0xA0, 0x80], [0xC0, 0xAF],
                              Array("padding-past-eight-bytes".utf8) + [0xFF]] {
-            #expect(throws: LedgerError.self) { try read(bad) }
+            expectLedgerError(.corruptEvent) { try read(bad) }
         }
     }
 }

@@ -50,7 +50,7 @@ let sampleEvents: [Event] = {
         for event in sampleEvents {
             let bytes = EventCodec.encode(event)
             for n in 0..<bytes.count {
-                #expect(throws: LedgerError.self) { try Array(bytes[..<n]).withUnsafeBytes { try EventCodec.decode($0) } }
+                expectLedgerError(.corruptEvent) { try Array(bytes[..<n]).withUnsafeBytes { try EventCodec.decode($0) } }
             }
         }
     }
@@ -64,19 +64,19 @@ let sampleEvents: [Event] = {
             ("future schema version", [bytes[0], bytes[1], 2] + bytes.dropFirst(3)),
         ]
         for (name, b) in cases {
-            let error = try #require(throws: LedgerError.self, "\(name)") { try b.withUnsafeBytes { try EventCodec.decode($0) } }
+            let error = try requireLedgerError(.corruptEvent, "\(name)") { try b.withUnsafeBytes { try EventCodec.decode($0) } }
             #expect(error.code == .corruptEvent)
         }
         // A varint with a redundant continuation byte decodes to the same number but is not canonical.
         var r = BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0))
         let padded: [UInt8] = [0x85, 0x00]
-        padded.withUnsafeBytes { r = BinaryReader($0); #expect(throws: LedgerError.self) { try r.varint() } }
+        padded.withUnsafeBytes { r = BinaryReader($0); expectLedgerError(.corruptEvent) { try r.varint() } }
     }
 
     @Test func unknownSchemaVersionInJSONIsRefused() throws {
         var o = try #require({ if case .object(let o) = sampleEvents[2].json() { return o } else { return nil } }())
         o["schema_version"] = 2
-        let error = try #require(throws: LedgerError.self) { try Event(json: .object(o)) }
+        let error = try requireLedgerError(.invalidInput) { try Event(json: .object(o)) }
         #expect(error.message.contains("schema_version"))
     }
 

@@ -7,19 +7,19 @@ import Testing
         "{\"a\":1,\"a\":2}", "\"\\ud800\"", "\"\\udc00\"", "NaN", "Infinity", "1e999", "{} {}", "[1]x",
     ])
     func malformedInputIsRefused(text: String) {
-        #expect(throws: LedgerError.self) { try JSONParser.parse(text) }
+        expectLedgerError(.invalidInput) { try JSONParser.parse(text) }
     }
 
     @Test func invalidUTF8IsRefused() {
-        let error = #expect(throws: LedgerError.self) { try JSONParser.parse([0x22, 0xC3, 0x28, 0x22]) }
+        let error = expectLedgerError(.invalidInput) { try JSONParser.parse([0x22, 0xC3, 0x28, 0x22]) }
         #expect(error?.message.contains("UTF-8") == true)
     }
 
     @Test func depthAndSizeAreLimited() {
         let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
-        #expect(throws: LedgerError.self) { try JSONParser.parse(deep) }
+        expectLedgerError(.invalidInput) { try JSONParser.parse(deep) }
         let huge = [UInt8](repeating: 0x20, count: JSONParser.maxBytes + 1)
-        #expect(throws: LedgerError.self) { try JSONParser.parse(huge) }
+        expectLedgerError(.invalidInput) { try JSONParser.parse(huge) }
     }
 
     @Test func valuesParseAndPrintBack() throws {
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func errorsNameLineAndColumn() {
-        let error = #expect(throws: LedgerError.self) { try JSONParser.parse("{\n  \"a\": tru\n}") }
+        let error = expectLedgerError(.invalidInput) { try JSONParser.parse("{\n  \"a\": tru\n}") }
         #expect(error?.message.contains("line 2") == true)
     }
 
@@ -41,10 +41,10 @@ import Testing
         o["action_id"] = "a1"
         o["org"] = "o"
         o["person"] = "p"
-        let missing = #expect(throws: LedgerError.self) { try ProposalInput(json: .object(o)) }
+        let missing = expectLedgerError(.invalidInput) { try ProposalInput(json: .object(o)) }
         #expect(missing?.details["field"] == .string("specialist"))
         let full = try JSONParser.parse(#"{"action_id":"a","org":"o","person":"p","specialist":{"name":"Mia","agent":"x"},"surface":"x","kind":"send_reply","target":{"type":"t","id":"1"},"stakes":"low","confidence":0.5,"preview":{"text":"hi","assets":0},"rationale":"","colour":"red"}"#)
-        let unknown = #expect(throws: LedgerError.self) { try ProposalInput(json: full) }
+        let unknown = expectLedgerError(.invalidInput) { try ProposalInput(json: full) }
         #expect(unknown?.details["field"] == .string("colour"))
     }
 }

@@ -16,8 +16,8 @@ import Testing
         }
         let args = { (p: Int) in ["stress", "contend", "--db", f.db, "--process", "\(p)", "--threads", "\(Self.threads)",
                                   "--actions", actions.joined(separator: ","), "--seed", "\(p * 7 + 1)"] }
-        let first = ProcessFixture.collect(try (0..<Self.processes).map { try LedgerProcess.start(args($0)) })
-        #expect(first.allSatisfy { $0.status == 0 })
+        let first = try ProcessFixture.collect(try (0..<Self.processes).map { try LedgerProcess.start(args($0)) })
+        #expect(first.allSatisfy { $0.status == 0 && !$0.signalled }, "\(first.map { "\($0.status) \($0.stderr)" })")
         let lines = try first.flatMap { r in try r.stdout.split(separator: "\n").map { try JSONParser.parse(String($0)) } }
         #expect(lines.count == Self.processes * Self.threads * actions.count * 3)
 
@@ -52,8 +52,8 @@ import Testing
         #expect(decidedOk == actions.count)
 
         // Offline-queue replay: every command again with the same ids appends nothing.
-        let replay = ProcessFixture.collect(try (0..<Self.processes).map { try LedgerProcess.start(args($0)) })
-        #expect(replay.allSatisfy { $0.status == 0 })
+        let replay = try ProcessFixture.collect(try (0..<Self.processes).map { try LedgerProcess.start(args($0)) })
+        #expect(replay.allSatisfy { $0.status == 0 && !$0.signalled }, "\(replay.map { "\($0.status) \($0.stderr)" })")
         #expect(try f.withLedger { try $0.read { try $0.head() } } == head)
         for r in replay {
             for text in r.stdout.split(separator: "\n") {

@@ -8,14 +8,11 @@ import Testing
 
     @Test func backupWhileAWriterRunsIsAConsistentVerifiablePrefix() throws {
         let f = try ProcessFixture("backup")
-        let (writer, out) = try LedgerProcess.start(["stress", "torture", "--db", f.db])
-        defer {
-            kill(writer.processIdentifier, SIGKILL)
-            writer.waitUntilExit()
-            _ = out.fileHandleForReading.readDataToEndOfFile()
-        }
+        let writer = try LedgerProcess.start(["stress", "torture", "--db", f.db])
+        defer { writer.kill() }
         // Wait for the writer's first acknowledgement, then copy several times while it runs.
-        _ = out.fileHandleForReading.availableData
+        try waitUntil("the first acknowledgement of `\(writer.label)`") { !writer.stdoutSoFar.isEmpty || !writer.isRunning }
+        #expect(writer.isRunning, "the writer stopped before the backups began")
         var sizes: [UInt64] = []
         for i in 0..<4 {
             usleep(100_000)
@@ -30,8 +27,11 @@ import Testing
         }
         #expect(sizes.count == 4 && sizes.first! > 0)
         #expect(sizes == sizes.sorted())
-        kill(writer.processIdentifier, SIGKILL)
-        writer.waitUntilExit()
+        // Still running when killed: it never stopped or failed while the backups were taken.
+        #expect(writer.isRunning, "the writer stopped by itself during the backups")
+        writer.kill()
+        let ended = try writer.finish(within: 30)
+        #expect(ended.signalled && ended.status == SIGKILL, "writer: \(ended.status) \(ended.stderr)")
         // Every backup is a prefix of the source log: the same hash at each of its seqs.
         let source = try Ledger(path: f.db, options: Ledger.Options(readOnly: true))
         for i in 0..<sizes.count {
@@ -54,8 +54,8 @@ import Testing
         children += try ["a", "b"].map {
             try LedgerProcess.start(["stress", "grow", "--db", f.db, "--map-size", "\(tiny)", "--count", "\(perWriter)", "--writer", $0])
         }
-        let results = ProcessFixture.collect(children)
-        #expect(results.allSatisfy { $0.status == 0 }, "\(results)")
+        let results = try ProcessFixture.collect(children)
+        #expect(results.allSatisfy { $0.status == 0 && !$0.signalled }, "\(results)")
         for r in results.prefix(2) { #expect((Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 1) }
         for r in results.suffix(2) { #expect((Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 4 * tiny) }
         let l = try Ledger(path: f.db, options: Ledger.Options(readOnly: true))

@@ -32,28 +32,9 @@ final class ProcessFixture {
         return try body(l)
     }
 
-    /// Waits for several started children, reading their whole stdout.
-    static func collect(_ children: [(Process, Pipe)]) -> [(status: Int32, stdout: String)] {
-        // Read every pipe on its own thread so that no child blocks on a full pipe.
-        let results = ResultBox(count: children.count)
-        DispatchQueue.concurrentPerform(iterations: children.count) { i in
-            let data = children[i].1.fileHandleForReading.readDataToEndOfFile()
-            children[i].0.waitUntilExit()
-            results.set(i, (children[i].0.terminationStatus, String(decoding: data, as: UTF8.self)))
-        }
-        return results.values.map { $0! }
-    }
-}
-
-/// Results written by concurrent readers, one slot each.
-final class ResultBox: @unchecked Sendable {
-    // Safe: each index is written by exactly one thread, under `lock`, and read after all joined.
-    private let lock = NSLock()
-    private(set) var values: [(status: Int32, stdout: String)?]
-    init(count: Int) { values = Array(repeating: nil, count: count) }
-    func set(_ i: Int, _ v: (Int32, String)) {
-        lock.lock()
-        values[i] = v
-        lock.unlock()
+    /// Waits for several started children (all within `seconds`, or the test fails naming
+    /// the ones still running, which are killed), reading their whole output.
+    static func collect(_ children: [Child], within seconds: Double = 300) throws -> [LedgerProcess.Output] {
+        try finishAll(children, within: seconds)
     }
 }

@@ -36,8 +36,10 @@ import Testing
         #expect(try F.fileDigest(f.db) == before)
     }
 
+    /// Runs as a user who cannot write the copy: `nobody` (through `setpriv`) when the tests
+    /// run as root, whom permissions do not stop; otherwise the test's own (non-root) user.
+    /// It never skips: a missing `setpriv`, or a binary `nobody` cannot run, fails it.
     @Test func readOnlyWorksOnFilesANonRootUserCannotWrite() throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
         let f = try populatedStore()
         // A copy as on read-only media: no lock file, directory and file not writable by `nobody`.
         let media = f.path("media")
@@ -49,32 +51,37 @@ import Testing
         chmod(media, 0o555)
         chmod(f.dir.path, 0o755)
         let before = try F.fileDigest(copy)
-        func asNobody(_ args: [String]) throws -> LedgerProcess.Output {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", LedgerProcess.binary] + args + ["--db", copy]
-            let out = Pipe(), err = Pipe()
-            p.standardOutput = out
-            p.standardError = err
-            try p.run()
-            let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            return LedgerProcess.Output(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                                        stderr: String(decoding: e, as: UTF8.self))
+        let asRoot = getuid() == 0
+        var binary = LedgerProcess.binary
+        /// `command…` as the unprivileged user.
+        func unprivileged(_ command: [String]) throws -> LedgerProcess.Output {
+            guard asRoot else { return try Child(command[0], Array(command.dropFirst())).finish(within: 120) }
+            return try Child("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups"] + command,
+                             label: "setpriv (as nobody) " + command.joined(separator: " ")).finish(within: 120)
         }
-        // The build folder may not be reachable by `nobody` (a clone under /root): then skip.
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        probe.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/test", "-x", LedgerProcess.binary]
-        try probe.run()
-        probe.waitUntilExit()
-        guard probe.terminationStatus == 0 else { return }
+        if asRoot {
+            try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+                         "running as root, the test needs /usr/bin/setpriv (util-linux) to act as `nobody`")
+            // A build folder `nobody` cannot reach (a clone under /root): run a copy of the binary
+            // from the fixture's directory instead.
+            if try unprivileged(["/usr/bin/test", "-x", binary]).status != 0 {
+                try FileManager.default.createDirectory(atPath: f.path("bin"), withIntermediateDirectories: true)
+                binary = f.path("bin/ledger")
+                try FileManager.default.copyItem(atPath: LedgerProcess.binary, toPath: binary)
+                chmod(binary, 0o755)
+            }
+            let probe = try unprivileged([binary, "--help"])
+            try #require(probe.status == 0, "`nobody` cannot run \(binary): \(probe.status) \(probe.stderr)")
+        }
+        // The premise: this user cannot write the copy or create its lock file.
+        let premise = try unprivileged(["/usr/bin/test", "-w", copy, "-o", "-w", media])
+        try #require(premise.status == 1, "the unprivileged user can write \(copy) or its directory")
         for q in Self.queries {
-            let r = try asNobody(q + ["--read-only"])
-            #expect(r.status == 0, "\(q) as nobody: \(r.stderr)")
+            let r = try unprivileged([binary] + q + ["--read-only", "--db", copy])
+            #expect(r.status == 0, "\(q) unprivileged: \(r.stderr)")
         }
-        let write = try asNobody(["approve", "a1", "--device", "iphone"])
-        #expect(write.status != 0)
+        let write = try unprivileged([binary, "approve", "a1", "--device", "iphone", "--db", copy])
+        #expect(write.status != 0 && !write.signalled, "a write by a user who cannot write the file: \(write.status) \(write.stderr)")
         #expect(try F.fileDigest(copy) == before)
         #expect(!FileManager.default.fileExists(atPath: copy + "-lock"))
     }

@@ -46,10 +46,10 @@ import Testing
         let l = t.ledger!
         try l.link("iphone")                                    // 1
         try l.run(.propose(proposal("refused")))                // 2: appended; the fold is later
-        let e = #expect(throws: LedgerError.self) { try l.run(.propose(proposal("a3"))) }  // 3 → fold fails
+        let e = expectLedgerError(.projectionStale) { try l.run(.propose(proposal("a3"))) }  // 3 → fold fails
         #expect(e?.code == .projectionStale && e?.message.contains("seq 2") == true)
         #expect(try l.read { try $0.head().seq } == 2)          // the failed commit appended nothing
-        let q = #expect(throws: LedgerError.self) { try l.query { try $0.store("refuses") } }
+        let q = expectLedgerError(.projectionStale) { try l.query { try $0.store("refuses") } }
         #expect(q?.code == .projectionStale && q?.message.contains("seq 2") == true)
     }
 }
@@ -70,7 +70,7 @@ extension ProjectionLagTests {
             try #require(try l.registry.store(for: TodayProjection(), meta: reset, in: txn)).removeAll()
             try l.registry.saveMeta(reset, "today", in: txn)
         }
-        let e = #expect(throws: LedgerError.self) { try l.query { try $0.today(TodayQuery(person: "quinn", now: t0)) } }
+        let e = expectLedgerError(.projectionStale) { try l.query { try $0.today(TodayQuery(person: "quinn", now: t0)) } }
         #expect(e?.code == .projectionStale)
         #expect(try l.query { try $0.statuses() }.first { $0.name == "today" }?.state == "stale")
         try t.reopen()

@@ -33,7 +33,7 @@ import Testing
                     // insert refuses a present key in both modes alike
                     let present = try store.get(o.db, key: o.key) != nil
                     if present {
-                        #expect(throws: LedgerError.self) { try store.insert(o.db, key: o.key, value: o.value) }
+                        expectLedgerError(.projectionStale) { try store.insert(o.db, key: o.key, value: o.value) }
                     } else {
                         try store.insert(o.db, key: o.key, value: o.value)
                     }

@@ -56,7 +56,7 @@ func liveMetas(_ l: Ledger) throws -> [String: ProjectionMeta] {
         #expect(pending > 150)
         #expect(try l.query { try $0.today(TodayQuery(person: "quinn", now: t0.adding(milliseconds: 400_000))) }.count == pending)
         #expect(try l.rebuild(options: RebuildOptions(verify: true)).allSatisfy { $0.difference == nil })
-        #expect(throws: LedgerError.self) { try l.rebuild(["nope"]) }
+        expectLedgerError(.invalidInput) { try l.rebuild(["nope"]) }
     }
 
     @Test func verifyFindsTheFirstDifferingEntry() throws {

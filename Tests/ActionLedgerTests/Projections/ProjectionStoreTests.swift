@@ -39,7 +39,7 @@ import Testing
             #expect(try (0..<3).map { try store.count($0) } == [3, 3, 2])
             #expect(try store.get(1, key: [1]) == nil)
             #expect(try store.get(0, key: [1]) == [1])
-            #expect(throws: LedgerError.self) { try store.insert(1, key: [4, 0], value: [9]) }
+            expectLedgerError(.projectionStale) { try store.insert(1, key: [4, 0], value: [9]) }
 
             // put over an existing value, delete, and a no-op put all keep the digest exact.
             try store.put(1, key: [4, 0], value: [40])

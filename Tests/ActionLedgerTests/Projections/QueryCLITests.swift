@@ -44,7 +44,7 @@ import Testing
         guard case .array(let ships)? = shipped["items"], let ship = ships.first else { Issue.record("no auto-ships"); return }
         for k in ["action_id", "at", "policy_version", "rule"] { #expect(keys(ship).contains(k)) }
 
-        guard case .string(let id)? = first["action_id"] else { return }
+        guard case .string(let id)? = first["action_id"] else { Issue.record("today's first item has no action_id: \(first)"); return }
         let trail = try json("audit", "action", id, "--read-only")
         #expect(keys(trail) == ["action_id", "state", "trail"])
         guard case .array(let lines)? = trail["trail"], let line = lines.first else { Issue.record("no trail"); return }

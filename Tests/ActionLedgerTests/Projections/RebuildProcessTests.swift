@@ -9,15 +9,26 @@ import Testing
         let l = t.ledger!
         try fill(l, count: 2000)
         let startHead = try l.read { try $0.head().seq }
-        let (child, out) = try LedgerProcess.start(["rebuild", "--db", t.path, "--json", "--batch-size", "100", "--pause-ms", "10"])
+        let child = try LedgerProcess.start(["rebuild", "--db", t.path, "--json", "--batch-size", "100", "--pause-ms", "10"])
+        defer { child.kill() }
+        // Appends paced well below the rebuild's pace (100 events a batch, every ~10 ms), so
+        // it catches up with a head that keeps moving instead of chasing it: appended as
+        // fast as possible, the rebuild only reached the head by luck (285 s in CI).
         var appended = 0
+        let deadline = Date().addingTimeInterval(120)
         repeat {
             try fill(l, count: 20, from: 10_000 + appended, person: "mia")
             appended += 20
-        } while child.isRunning
-        child.waitUntilExit()
-        #expect(child.terminationStatus == 0)
-        let report = try JSONParser.parse(Array(out.fileHandleForReading.readDataToEndOfFile()))
+            usleep(20_000)
+        } while child.isRunning && Date() < deadline
+        if child.isRunning {
+            child.kill()
+            throw Hung(description: "`\(child.label)` had not caught up with the appends after 120 s (\(appended) appended): killed")
+        }
+        let ended = try child.finish(within: 10)
+        #expect(ended.status == 0 && !ended.signalled, "rebuild: \(ended.status) \(ended.stderr)")
+        #expect(appended >= 40, "the rebuild finished before the appends got going")
+        let report = try JSONParser.parse(ended.stdout)
         guard case .array(let results)? = report["projections"] else { Issue.record("no results: \(report)"); return }
         #expect(results.count == 5)
         for r in results {
@@ -58,7 +69,8 @@ import Testing
         try fill(l, count: 1500)
         let head = try l.read { try $0.head().seq }
         let before = try liveMetas(l)
-        let (child, _) = try LedgerProcess.start(["rebuild", "--db", t.path, "--batch-size", "50", "--pause-ms", "30"])
+        let child = try LedgerProcess.start(["rebuild", "--db", t.path, "--batch-size", "50", "--pause-ms", "30"])
+        defer { child.kill() }
         func shadows() throws -> [String: ProjectionMeta] {
             try l.environment.read { txn in
                 var out: [String: ProjectionMeta] = [:]
@@ -66,11 +78,13 @@ import Testing
                 return out
             }
         }
-        let deadline = Date().addingTimeInterval(60)
-        while child.isRunning, Date() < deadline, (try shadows()["activity"]?.checkpoint ?? 0) < 400 { usleep(5000) }
-        kill(child.processIdentifier, SIGKILL)
-        child.waitUntilExit()
-        #expect(child.terminationReason == .uncaughtSignal)
+        try waitUntil("the rebuild's activity shadow to pass seq 400", seconds: 60, pollMicroseconds: 5000) {
+            try !child.isRunning || (shadows()["activity"]?.checkpoint ?? 0) >= 400
+        }
+        #expect(child.isRunning, "the rebuild ended before it was killed")
+        child.kill()
+        let ended = try child.finish(within: 30)
+        #expect(ended.signalled && ended.status == SIGKILL, "rebuild: \(ended.status) \(ended.stderr)")
         let interrupted = try shadows()
         #expect(interrupted.count == 5)
         for (name, shadow) in interrupted {

@@ -84,11 +84,11 @@ import Testing
             #expect(page.count == 6)
             seen += page.items.map(\.actionId)
             token = page.nextPageToken
-        } while token != nil
+        } while token != nil && seen.count <= order.count  // a token that never ends fails below, never hangs
         #expect(seen == order)
         let second = try l.query { try $0.today(TodayQuery(person: "quinn", now: now, limit: 4, offset: 4)) }
         #expect(second.items.map(\.actionId) == ["m-new", "l-old"] && second.nextPageToken == nil)
-        #expect(throws: LedgerError.self) { try l.query { try $0.today(TodayQuery(person: "quinn", now: now, pageToken: "zz")) } }
+        expectLedgerError(.invalidInput) { try l.query { try $0.today(TodayQuery(person: "quinn", now: now, pageToken: "zz")) } }
 
         // A tap moves the next tap on; a policy raising stakes re-ranks the feed.
         try l.run(.tap(.review, actionId: "m-old", device: "iphone"), now: now)

@@ -11,41 +11,21 @@ enum LedgerProcess {
         let status: Int32
         let stdout: String
         let stderr: String
+        /// Ended by a signal (`status` is then the signal number), not by exiting.
+        var signalled = false
     }
 
-    /// Runs `ledger args…` to completion with `environment` added to ours.
+    /// Runs `ledger args…` to completion with `environment` added to ours. A command still
+    /// running after `timeout` seconds is killed and the test fails naming it.
     @discardableResult
-    static func run(_ args: [String], environment: [String: String] = [:], stdin: String? = nil) throws -> Output {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = args
-        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        let input = Pipe()
-        p.standardInput = input
-        try p.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        // Read before waiting so a full pipe cannot deadlock the child.
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Output(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                      stderr: String(decoding: e, as: UTF8.self))
+    static func run(_ args: [String], environment: [String: String] = [:], stdin: String? = nil,
+                    timeout: Double = 120) throws -> Output {
+        try Child(binary, args, environment: environment, stdin: stdin, label: (["ledger"] + args).joined(separator: " "))
+            .finish(within: timeout)
     }
 
-    /// Starts `ledger args…` without waiting.
-    static func start(_ args: [String], environment: [String: String] = [:]) throws -> (Process, Pipe) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = args
-        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        return (p, out)
+    /// Starts `ledger args…` without waiting; finish it with ``Child/finish(within:)``.
+    static func start(_ args: [String], environment: [String: String] = [:]) throws -> Child {
+        try Child(binary, args, environment: environment, label: (["ledger"] + args).joined(separator: " "))
     }
 }
