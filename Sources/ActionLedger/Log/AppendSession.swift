@@ -182,11 +182,21 @@ final class AppendSession {
             throw LedgerError(.projectionStale, "projection \(p.name) is at seq \(c), past the log's head \(head.seq): "
                 + "run `ledger rebuild --projection \(p.name)`")
         }
-        guard checkpoints.contains(where: { head.seq - $0 >= registry.maxLag }) else { return }
+        // A projection marked stale no longer folds; a fold that fails marks it so, and the
+        // events still commit: a projection never blocks the log (ProjectionStaleMark).
+        let marks = try registry.staleMarks(dbs.meta, in: txn)
+        guard zip(checkpoints, marks).contains(where: { $1 == nil && head.seq - $0 >= registry.maxLag }) else { return }
         let stores = try registry.liveStores(in: txn)
+        var stale = marks.map { $0 != nil }
         func fold(_ event: Event) throws {
-            for (p, s) in zip(registry.projections, stores) where s.checkpoint < event.seq {
-                try ProjectionRegistry.apply(event, p, s)
+            for (i, (p, s)) in zip(registry.projections, stores).enumerated() where !stale[i] && s.checkpoint < event.seq {
+                do {
+                    try ProjectionRegistry.apply(event, p, s)
+                } catch let e as LedgerError {
+                    // Its database may hold part of this event: the mark keeps every query off it until a rebuild.
+                    stale[i] = true
+                    try ProjectionStaleMark(seq: event.seq, reason: e.message).write(p.name, dbs.meta, in: txn)
+                }
             }
         }
         // One pass, each event decoded once for every projection: from the log up to what
@@ -200,7 +210,7 @@ final class AppendSession {
             }
         }
         for event in appended ?? [] { try fold(event) }
-        for (p, s) in zip(registry.projections, stores) {
+        for (i, (p, s)) in zip(registry.projections, stores).enumerated() where !stale[i] {
             guard s.checkpoint == head.seq else {
                 throw LedgerError(.projectionStale, "projection \(p.name) reached seq \(s.checkpoint), not the head \(head.seq)")
             }

@@ -37,11 +37,25 @@ struct ProjectionMaintenance {
             let reader = LogReader(txn: txn, dbs: dbs)
             let head = try reader.head().seq
             guard let meta = try registry.meta(projection.name, in: txn), meta.checkpoint < head,
-                  head - meta.checkpoint >= registry.maxLag else { return false }
+                  head - meta.checkpoint >= registry.maxLag,
+                  try ProjectionStaleMark.read(projection.name, dbs.meta, in: txn) == nil else { return false }
             let through = min(head, meta.checkpoint + UInt64(batchSize))
-            try registry.foldLive(projection, reader, through: through)
+            do {
+                try txn.nested { child in try registry.foldLive(projection, LogReader(txn: child, dbs: dbs), through: through) }
+            } catch let e as LedgerError {
+                // Rolled back; the mark (in the outer transaction) keeps queries off it and the store open.
+                let seq = Self.seq(in: e) ?? meta.checkpoint + 1
+                try ProjectionStaleMark(seq: seq, reason: e.message).write(projection.name, dbs.meta, in: txn)
+                return false
+            }
             return through < head
         }
+    }
+
+    /// The seq named in a fold's refusal ("… cannot apply seq N: …").
+    static func seq(in error: LedgerError) -> UInt64? {
+        guard let r = error.message.range(of: "cannot apply seq ") else { return nil }
+        return UInt64(error.message[r.upperBound...].prefix { $0.isNumber })
     }
 
     /// Stores written before projection version 2 kept one LMDB database per index

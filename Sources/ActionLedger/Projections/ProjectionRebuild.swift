@@ -213,6 +213,7 @@ struct ShadowBuild {
         }
         try registry.saveMeta(shadow, p.name, in: txn)
         try registry.deleteMeta(p.name, rebuild: true, in: txn)
+        if let db = try registry.metaDB(txn) { try ProjectionStaleMark.clear(p.name, db, in: txn) }
         return RebuildResult(projection: p.name, version: p.version, generation: shadow.generation,
                              checkpoint: shadow.checkpoint, digest: shadow.digest, resumedFrom: resumed, swapped: true)
     }

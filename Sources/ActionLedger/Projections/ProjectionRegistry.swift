@@ -96,6 +96,7 @@ public struct ProjectionRegistry: Sendable {
             if head == 0, let empty = try emptyStore(p, txn) { return (p, empty) }
             throw LedgerError(.projectionStale, "projection \(name) was never built: run `ledger rebuild --projection \(name)`")
         }
+        try requireNotStale(name, in: txn)
         guard meta.version == p.version, meta.checkpoint <= head, head - meta.checkpoint <= Self.replayLimit else {
             throw LedgerError(.projectionStale, "projection \(name) is at seq \(meta.checkpoint) (version \(meta.version)) "
                 + "but the log is at \(head) (version \(p.version) expected): run `ledger rebuild --projection \(name)`")

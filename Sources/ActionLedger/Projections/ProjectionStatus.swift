@@ -11,6 +11,8 @@ public struct ProjectionStatus: Sendable {
     public var digest: Digest?
     /// The shadow's checkpoint while a rebuild is under way (or was interrupted).
     public var rebuildCheckpoint: UInt64?
+    /// The seq this projection could not fold, when it is marked stale for that.
+    public var staleAt: UInt64?
 
     public var lag: UInt64 { head - min(checkpoint, head) }
 
@@ -19,6 +21,7 @@ public struct ProjectionStatus: Sendable {
     /// it) or `missing`.
     public var state: String {
         guard let storedVersion else { return "missing" }
+        if staleAt != nil { return "stale" }
         return storedVersion == version && checkpoint <= head && lag <= ProjectionRegistry.replayLimit ? "live" : "stale"
     }
 
@@ -27,7 +30,8 @@ public struct ProjectionStatus: Sendable {
          "stored_version": storedVersion.map { .number(Double($0)) } ?? .null,
          "generation": generation.map { .number(Double($0)) } ?? .null, "checkpoint": .number(Double(checkpoint)),
          "head": .number(Double(head)), "lag": .number(Double(lag)), "digest": digest.map { .string($0.hex) } ?? .null,
-         "state": .string(state), "rebuild_checkpoint": rebuildCheckpoint.map { .number(Double($0)) } ?? .null]
+         "state": .string(state), "rebuild_checkpoint": rebuildCheckpoint.map { .number(Double($0)) } ?? .null,
+         "stale_at": staleAt.map { .number(Double($0)) } ?? .null]
     }
 }
 
@@ -38,7 +42,8 @@ extension ProjectionSnapshot {
             let meta = try registry.meta(p.name, in: txn)
             return ProjectionStatus(name: p.name, version: p.version, storedVersion: meta?.version, generation: meta?.generation,
                                     checkpoint: meta?.checkpoint ?? 0, head: head, digest: meta?.digest,
-                                    rebuildCheckpoint: try registry.meta(p.name, rebuild: true, in: txn)?.checkpoint)
+                                    rebuildCheckpoint: try registry.meta(p.name, rebuild: true, in: txn)?.checkpoint,
+                                    staleAt: try registry.metaDB(txn).flatMap { try ProjectionStaleMark.read(p.name, $0, in: txn) }?.seq)
         }
     }
 }

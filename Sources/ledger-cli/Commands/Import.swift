@@ -1,23 +1,63 @@
 import ActionLedger
 import ArgumentParser
+import Foundation
 
 struct Import: LedgerSubcommand {
     static let configuration = CommandConfiguration(
-        abstract: "Restore an export into an EMPTY store, verbatim: all or nothing, chain checked first.",
-        discussion: "Refuses a store that holds events (not_empty) and any bad line (invalid_input naming the line and field); nothing is written then.")
+        abstract: "Restore an export into a new or EMPTY store: chain checked, every decision re-judged, all or nothing.",
+        discussion: """
+            Refuses a store that holds events (not_empty), any bad line (invalid_input naming the line \
+            and field) and any event the engine could not have appended (replay_mismatch naming the \
+            line and rule). A refused import leaves nothing behind: a new store is built beside --db and \
+            moved into place only on success. The chain is unkeyed, so an import proves nothing about \
+            origin unless --checkpoint and --pubkey show the file extends a checkpoint you signed.
+            """)
 
     @OptionGroup var global: GlobalOptions
 
     @Argument(help: "The export file (JSONL), or - for stdin.")
     var file: String
 
+    @Option(help: "A signed checkpoint (from `ledger checkpoint`) the export must extend.")
+    var checkpoint: String?
+
+    @Option(help: "The public key (PREFIX.pub) the checkpoint must be signed with.")
+    var pubkey: String?
+
     func execute() throws {
-        let ledger = try global.open(write: true)
-        let head = try ledger.importJSONL(path: file)
-        if global.json {
-            Output.json(["imported": .number(Double(head.seq)), "head_hash": .string(head.hash.hex)])
+        if global.readOnly { throw LedgerError(.readOnly, "import writes a store; it cannot run with --read-only") }
+        guard (checkpoint == nil) == (pubkey == nil) else {
+            throw LedgerError(.invalidInput, "--checkpoint and --pubkey go together")
+        }
+        var cp: Checkpoint?
+        if let checkpoint, let pubkey {
+            let key = try CheckpointPublicKey(json: JSONParser.parse(Output.read(pubkey)))
+            cp = try Checkpoint(json: JSONParser.parse(Output.read(checkpoint)))
+            try cp!.verifySignature(with: key)
+        }
+        let path = global.path
+        let head: LogHead
+        if FileManager.default.fileExists(atPath: path) {
+            // An existing (empty) store: a refusal rolls the one transaction back.
+            head = try global.open(write: true).importJSONL(path: file, checkpoint: cp)
         } else {
-            print("imported \(head.seq) events; head \(head.hash.hex)")
+            let building = path + ".importing-\(getpid())"
+            defer {
+                try? FileManager.default.removeItem(atPath: building)
+                try? FileManager.default.removeItem(atPath: building + "-lock")
+            }
+            head = try Ledger(path: building).importJSONL(path: file, checkpoint: cp)
+            guard rename(building, path) == 0 else {
+                throw LedgerError(.storage, "cannot move the imported store to \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+        if global.json {
+            var o: JSONObject = ["imported": .number(Double(head.seq)), "head_hash": .string(head.hash.hex)]
+            if let cp { o["extends_checkpoint"] = ["log_size": .number(Double(cp.logSize)), "key_id": .string(cp.keyId)] }
+            Output.json(.object(o))
+        } else {
+            print("imported \(head.seq) events; head \(head.hash.hex)"
+                + (cp.map { "; extends checkpoint at \($0.logSize) signed by \($0.keyId)" } ?? "; origin unproven (no --checkpoint)"))
         }
     }
 }

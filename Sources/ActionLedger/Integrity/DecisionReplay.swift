@@ -1,0 +1,318 @@
+/// Re-judges recorded events with the pure ``Policy``, in log order, under the policy
+/// document and device state in force at each seq: every tap, decision, change, device
+/// and policy event must be one the engine could have appended (Specs/integrity.md,
+/// "Decision replay"). `ledger audit replay` and `ledger import` run this same code.
+///
+/// Memory stays bounded by what is live, not by the log: devices, the policy, the current
+/// UTC day's auto-ship counts and the actions still pending. A decided action leaves
+/// memory; a later event of it (an outcome, or a forged second decision) folds its stream
+/// back from the log's action index, checking every entry against the event it names.
+public struct DecisionReplay {
+    /// The first event the policy would not have produced.
+    public struct Mismatch: Error, Sendable, Equatable {
+        public var seq: UInt64
+        /// The rule the event claims, or the check it failed (Specs/integrity.md lists them).
+        public var rule: String
+        /// The refusal the engine would have given, when it would have refused.
+        public var code: String?
+        public var message: String
+    }
+
+    /// What a replay confirmed.
+    public struct Report: Sendable, Equatable {
+        public var eventsJudged: UInt64 = 0
+        public var decisionsConfirmed: UInt64 = 0
+        /// Confirmed decisions by rule id.
+        public var byRule: [String: UInt64] = [:]
+        public var lastSeq: UInt64 = 0
+        public var mismatch: Mismatch?
+    }
+
+    public private(set) var report = Report()
+    private var policy = PolicyDocument.builtIn
+    private var devices: [String: DeviceState] = [:]
+    private var live: [String: ActionState] = [:]
+    private var day: Int64 = .min
+    private var autoShipsToday: [String: Int] = [:]
+    private var previous: Event?
+    /// Set by a proposal the policy ships at once: the next event must be its auto-ship.
+    private var expectedAutoShip: (actionId: String, commandId: String, rule: String)?
+
+    public init() {}
+
+    /// Folds `event` into the replay's state without judging it (the prefix before `--from`).
+    public mutating func fold(_ event: Event, reader: LogReader) throws {
+        _ = try apply(event, reader: reader, judge: false)
+    }
+
+    /// Judges `event`; returns the decision rule it confirmed, if it was a decision.
+    /// - throws: ``Mismatch`` naming the seq and rule; storage or corrupt-event errors.
+    @discardableResult
+    public mutating func judge(_ event: Event, reader: LogReader) throws -> String? {
+        let rule = try apply(event, reader: reader, judge: true)
+        report.eventsJudged += 1
+        if let rule {
+            report.decisionsConfirmed += 1
+            report.byRule[rule, default: 0] += 1
+        }
+        return rule
+    }
+
+    /// Call after the last event: a proposal the policy would have shipped must have been.
+    public func finish() throws {
+        if let e = expectedAutoShip {
+            throw Mismatch(seq: report.lastSeq, rule: e.rule, code: nil,
+                           message: "action \(e.actionId) was proposed under a policy that ships it at once, "
+                               + "but the log ends without its action.auto_shipped")
+        }
+    }
+
+    private mutating func apply(_ event: Event, reader: LogReader, judge: Bool) throws -> String? {
+        defer {
+            previous = event
+            report.lastSeq = event.seq
+        }
+        func fail(_ rule: String, _ message: String, _ code: LedgerError.Code? = nil) -> Mismatch {
+            Mismatch(seq: event.seq, rule: rule, code: code?.rawValue, message: "seq \(event.seq) (\(event.type.name)): \(message)")
+        }
+        if let e = expectedAutoShip, judge {
+            guard case .autoShipped = event.payload, event.actionId == e.actionId, event.commandId == e.commandId else {
+                throw fail(e.rule, "the proposal of \(e.actionId) just before it met \(e.rule) under policy "
+                    + "v\(policy.version): the engine would have auto-shipped it in the same command")
+            }
+        }
+        if judge {
+            if let p = previous {
+                if event.at < p.at { throw fail("time.monotonic", "recorded at \(event.at.iso8601), before seq \(p.seq)") }
+                if event.commandId == p.commandId, !(event.type == .actionAutoShipped && p.type == .actionProposed) {
+                    throw fail("command.unique", "command id \(event.commandId) already produced seq \(p.seq)")
+                }
+            }
+            guard let (first, count) = try reader.command(event.commandId),
+                  first <= event.seq, event.seq < first + UInt64(count) else {
+                throw fail("command.unique", "the commands index does not give command \(event.commandId) this seq")
+            }
+        }
+        let day = event.at.utcDay
+        if day != self.day {
+            self.day = day
+            autoShipsToday = [:]
+        }
+        switch event.payload {
+        case .storeCreated:
+            if judge, event.seq != 1 { throw fail("store.created", "store.created is only ever the first event") }
+            return nil
+        case .policySet(let p):
+            if judge, p.version != policy.version + 1 {
+                throw fail("policy.version", "policy v\(p.version) does not follow v\(policy.version)", .invalidInput)
+            }
+            policy = p
+            return nil
+        case .deviceLinked(let d):
+            if judge {
+                if devices[d.device] != nil { throw fail("device.link", "device \(d.device) was already linked", .duplicateDevice) }
+                for (what, id) in [("device", d.device), ("person", event.person), ("org", event.org)] {
+                    if let problem = FieldReader.identifierProblem(id) { throw fail("device.link", "\(what) \(problem)", .invalidInput) }
+                }
+            }
+            devices[d.device] = DeviceState(device: d.device, person: event.person, org: event.org, label: d.label,
+                                            platform: d.platform, linkedAt: event.at, revokedAt: nil)
+            return nil
+        case .deviceRevoked(let d):
+            guard var state = devices[d.device] else {
+                throw fail("device.revoke", "device \(d.device) was never linked", .unknownDevice)
+            }
+            if judge {
+                if state.revokedAt != nil { throw fail("device.revoke", "device \(d.device) was already revoked", .deviceRevoked) }
+                if event.person != state.person || event.org != state.org {
+                    throw fail("device.revoke", "the revocation names \(event.person)/\(event.org), the device is "
+                        + "\(state.person)/\(state.org)")
+                }
+            }
+            state.revokedAt = event.at
+            devices[d.device] = state
+            return nil
+        default:
+            return try applyAction(event, reader: reader, judge: judge, fail)
+        }
+    }
+
+    private mutating func applyAction(_ event: Event, reader: LogReader, judge: Bool,
+                                      _ fail: (String, String, LedgerError.Code?) -> Mismatch) throws -> String? {
+        guard let id = event.actionId else { throw fail("action.id", "an action event without an action id", .corruptEvent) }
+        if case .proposed(let p) = event.payload {
+            if judge {
+                if try live[id] != nil || reader.seqs(in: reader.dbs.actionSeqs, of: id).contains(where: { $0 < event.seq }) {
+                    throw fail("action.propose", "action \(id) was already proposed", .duplicateAction)
+                }
+                if EventCodec.contentHash(of: p.preview) != p.contentHash {
+                    throw fail("content_hash", "the content hash is not the preview's", .integrityFailure)
+                }
+                if event.actor != "specialist:\(p.specialist.name)" {
+                    throw fail("action.propose", "a proposal by \(event.actor), not by specialist:\(p.specialist.name)", nil)
+                }
+            }
+            live[id] = ActionState(proposed: event, proposal: p)
+            let rule = Policy.autoShipRule(for: p, policy: policy, autoShippedToday: autoShipsToday[event.person] ?? 0)
+            expectedAutoShip = rule.map { (id, event.commandId, $0) }
+            return nil
+        }
+        guard var state = try live[id] ?? Self.stream(id, before: event.seq, reader) else {
+            throw fail("action.propose", "action \(id) was never proposed", .unknownAction)
+        }
+        guard judge else {
+            state.apply(event)
+            keep(state)
+            return nil
+        }
+        if event.org != state.org || event.person != state.person {
+            throw fail("action.person", "the event names \(event.person)/\(event.org), the action is \(state.person)/\(state.org)", nil)
+        }
+        let device = event.device.flatMap { devices[$0] }
+        var decided: String?
+        do {
+            switch event.payload {
+            case .autoShipped(let a):
+                guard let e = expectedAutoShip, e.actionId == id else {
+                    throw fail(a.rule, "the policy would not auto-ship \(id) here", nil)
+                }
+                expectedAutoShip = nil
+                guard a.rule == e.rule, a.policyVersion == policy.version, a.contentHash == state.contentHash,
+                      a.confidence == state.proposal.confidence, event.actor == Event.systemPolicyActor else {
+                    throw fail(a.rule, "the auto-ship does not record what the policy decided (rule \(e.rule), "
+                        + "policy v\(policy.version))", nil)
+                }
+                autoShipsToday[event.person, default: 0] += 1
+                decided = a.rule
+            case .reviewed(let t), .confirmed(let t):
+                let step: TapStep = event.type == .actionReviewed ? .review : .confirm
+                try judgeTap(step, t.contentHash, t.policyVersion, userVerified: false, state, device, event, fail)
+            case .approved(let a):
+                let (rule, stakes) = try judgeTap(.approve, a.contentHash, a.policyVersion, userVerified: a.userVerified,
+                                                  state, device, event, fail)
+                guard a.rule == rule, a.stakes == stakes else {
+                    throw fail(a.rule, "recorded as \(a.rule) at \(a.stakes.rawValue) stakes; the policy decides \(rule) "
+                        + "at \(stakes.rawValue)", nil)
+                }
+                decided = rule
+            case .dismissed(let d):
+                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at)
+                guard d.policyVersion == policy.version else {
+                    throw fail(Policy.Rule.dismiss, "recorded under policy v\(d.policyVersion), v\(policy.version) was in force", nil)
+                }
+                decided = Policy.Rule.dismiss
+            case .held(let h):
+                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at)
+                guard h.until > event.at else { throw fail("action.hold", "held until a time not after the hold", .invalidInput) }
+            case .edited(let e):
+                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at)
+                guard EventCodec.contentHash(of: e.preview) == e.contentHash else {
+                    throw fail("content_hash", "the content hash is not the edited preview's", .integrityFailure)
+                }
+                guard e.preview != state.proposal.preview else { throw fail("action.edit", "the edit changes nothing", .invalidInput) }
+            case .executed, .failed:
+                guard state.status == .approved || state.status == .autoShipped else {
+                    throw fail("action.outcome", "an outcome for an action that is \(state.status.rawValue)", .notApproved)
+                }
+            case .expired:
+                if let d = state.decision { throw Policy.alreadyDecided(state, d) }
+                guard state.status == .pending, let at = state.proposal.expiresAt, at <= event.at else {
+                    throw fail("action.expire", "expired before its expires_at", .invalidInput)
+                }
+            default:
+                throw fail("event.type", "not an action event", .corruptEvent)
+            }
+        } catch let e as LedgerError {
+            throw fail(Self.claimedRule(event), e.message, e.code)
+        }
+        state.apply(event)
+        keep(state)
+        return decided
+    }
+
+    /// A tap the engine would have counted: accepted (not a duplicate), on the action's
+    /// content, under the policy version in force; returns the rule and stakes it decides.
+    @discardableResult
+    private func judgeTap(_ step: TapStep, _ content: Digest, _ version: UInt32, userVerified: Bool, _ state: ActionState,
+                          _ device: DeviceState?, _ event: Event,
+                          _ fail: (String, String, LedgerError.Code?) -> Mismatch) throws -> (String, Stakes) {
+        let verdict = try Policy.judgeTap(step, on: state, device: device, deviceId: event.device ?? "", seenContent: content,
+                                          userVerified: userVerified, policy: policy, now: event.at)
+        guard case .accept(let rule, let stakes) = verdict else {
+            throw fail(Policy.Rule.path(Policy.effectiveStakes(of: state.proposal, under: policy)),
+                       "a \(step.rawValue) already counted on this content: the engine records duplicates as nothing", nil)
+        }
+        guard version == policy.version else {
+            throw fail(rule, "recorded under policy v\(version), v\(policy.version) was in force", nil)
+        }
+        guard event.actor == state.person else { throw fail(rule, "a tap by \(event.actor), not by \(state.person)", nil) }
+        return (rule, stakes)
+    }
+
+    /// Live actions stay in memory; a decided or finished one leaves it.
+    private mutating func keep(_ state: ActionState) {
+        if state.status == .pending { live[state.actionId] = state } else { live[state.actionId] = nil }
+    }
+
+    /// The rule an event claims, for naming a mismatch.
+    static func claimedRule(_ event: Event) -> String {
+        switch event.payload {
+        case .approved(let a): a.rule
+        case .autoShipped(let a): a.rule
+        case .dismissed: Policy.Rule.dismiss
+        case .reviewed, .confirmed: "tap.\(event.type == .actionReviewed ? "review" : "confirm")"
+        case .held: "action.hold"
+        case .edited: "action.edit"
+        case .executed, .failed: "action.outcome"
+        case .expired: "action.expire"
+        default: event.type.name
+        }
+    }
+
+    /// The action folded from its stream in the log's index, events before `seq` only;
+    /// every entry must name an event of this action (else `corrupt_event`).
+    static func stream(_ id: String, before seq: UInt64, _ reader: LogReader) throws -> ActionState? {
+        var state: ActionState?
+        for stored in try reader.actionEvents(id) where stored.event.seq < seq {
+            if case .proposed(let p) = stored.event.payload {
+                state = ActionState(proposed: stored.event, proposal: p)
+            } else {
+                state?.apply(stored.event)
+            }
+        }
+        return state
+    }
+}
+
+extension Ledger {
+    /// Replays every decision of the log (`ledger audit replay`) in one read snapshot:
+    /// events before `from` are folded without judgement, the rest judged. Stops at the
+    /// first mismatch, which the report names.
+    /// - Parameter progress: called every 65,536 events with (seq, head seq).
+    public func replayDecisions(from: UInt64 = 1, progress: ((UInt64, UInt64) -> Void)? = nil) throws -> DecisionReplay.Report {
+        try read { reader in try DecisionReplay.run(reader, from: from, progress: progress) }
+    }
+}
+
+extension DecisionReplay {
+    /// Streams the log of `reader` from seq 1; judges from `from` on.
+    static func run(_ reader: LogReader, from: UInt64 = 1, progress: ((UInt64, UInt64) -> Void)? = nil) throws -> Report {
+        var replay = DecisionReplay()
+        let head = try reader.head().seq
+        do {
+            try reader.forEach { stored in
+                if stored.event.seq < from {
+                    try replay.fold(stored.event, reader: reader)
+                } else {
+                    try replay.judge(stored.event, reader: reader)
+                }
+                if stored.event.seq & 0xFFFF == 0 { progress?(stored.event.seq, head) }
+                return true
+            }
+            try replay.finish()
+        } catch let m as Mismatch {
+            replay.report.mismatch = m
+        }
+        return replay.report
+    }
+}

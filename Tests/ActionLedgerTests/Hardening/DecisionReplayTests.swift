@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// Issue 11 §1–§2: `audit replay` re-judges every decision with the policy in force at its
+/// seq, and `import` runs the same judge, refusing a re-chained export that smuggles in a
+/// decision the engine could never have appended.
+@Suite struct DecisionReplayTests {
+    /// Quinn's high-stakes post waiting for review; Mia's phone linked under another person.
+    static func store() throws -> TempLedger {
+        let t = try TempLedger(), l = t.ledger!
+        try l.link("iphone")
+        try l.link("laptop", platform: .web)
+        try l.link("mia-phone", person: "mia")
+        try l.run(.propose(proposal("hi", stakes: .high, confidence: 0.9)), now: t0.adding(milliseconds: 1000))
+        try l.run(.propose(proposal("lo", stakes: .low, confidence: 0.95)), now: t0.adding(milliseconds: 2000))
+        try l.run(.propose(proposal("med", stakes: .medium)), now: t0.adding(milliseconds: 3000))
+        try l.run(.tap(.review, actionId: "med", device: "iphone"), now: t0.adding(milliseconds: 4000))
+        try l.run(.tap(.approve, actionId: "med", device: "laptop"), now: t0.adding(milliseconds: 5000))
+        return t
+    }
+
+    /// An export of `t` with `forged` appended, chained as anyone can chain it.
+    static func exportWithForgery(_ t: TempLedger, _ forged: (UInt64) -> Event) throws -> String {
+        var lines: [String] = []
+        var prev = Digest.zero
+        var last: UInt64 = 0
+        func add(_ e: Event) {
+            let hash = EventCodec.encode(e).withUnsafeBytes { Digest.sha256(prev, $0) }
+            prev = hash
+            lines.append(StoredEvent(event: e, hash: hash).json.serialized())
+            last = e.seq
+        }
+        try t.ledger.read { r in try r.forEach { add($0.event); return true } }
+        add(forged(last + 1))
+        let path = t.directory.appendingPathComponent("forged.jsonl").path
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    static func forgedApproval(_ seq: UInt64, action: String = "hi", device: String = "mia-phone") -> Event {
+        let content = proposal(action, stakes: .high).proposal.contentHash
+        return Event(seq: seq, at: t0.adding(milliseconds: 9000), actor: "quinn", device: device, commandId: "cmd-forged",
+                     org: "quinn-co", person: "quinn", actionId: action,
+                     payload: .approved(Approval(contentHash: content, policyVersion: 0, rule: Policy.Rule.highThreeTaps,
+                                                 stakes: .high, userVerified: true)))
+    }
+
+    @Test func anHonestStoreReplaysClean() throws {
+        let t = try Self.store()
+        let report = try t.ledger.replayDecisions()
+        #expect(report.mismatch == nil)
+        #expect(report.eventsJudged == 9)
+        #expect(report.decisionsConfirmed == 2)
+        #expect(report.byRule == [Policy.Rule.autoShip: 1, Policy.Rule.mediumTwoTaps: 1])
+        // --from judges only the tail, folding the prefix.
+        #expect(try t.ledger.replayDecisions(from: 8).eventsJudged == 2)
+    }
+
+    @Test func importRefusesAReChainedHighStakesApprovalFromAnotherPersonsDevice() throws {
+        let source = try Self.store()
+        let path = try Self.exportWithForgery(source) { Self.forgedApproval($0) }
+        let target = try TempLedger()
+        let e = expectLedgerError(.replayMismatch) { try target.ledger.importJSONL(path: path) }
+        #expect(e?.details["seq"] == .number(10))
+        #expect(e?.details["line"] == .number(10))
+        #expect(e?.details["rule"] == .string(Policy.Rule.highThreeTaps))
+        #expect(e?.details["refusal"] == .string("device_not_owned"))
+        #expect(try target.ledger.read { try $0.head().seq } == 0)
+        // From Quinn's own device, still without review and confirm: taps_required.
+        let own = try Self.exportWithForgery(source) { Self.forgedApproval($0, device: "iphone") }
+        let e2 = expectLedgerError(.replayMismatch) { try target.ledger.importJSONL(path: own) }
+        #expect(e2?.details["refusal"] == .string("taps_required"))
+        // The honest export imports.
+        let honest = try Self.exportWithForgery(source) { seq in
+            Event(seq: seq, at: t0.adding(milliseconds: 9000), actor: "quinn", device: "iphone", commandId: "cmd-rev",
+                  org: "quinn-co", person: "quinn", actionId: "hi",
+                  payload: .reviewed(Tap(contentHash: proposal("hi", stakes: .high).proposal.contentHash, policyVersion: 0)))
+        }
+        #expect(try target.ledger.importJSONL(path: honest).seq == 10)
+    }
+
+    @Test func replayNamesASecondDecisionSmuggledIntoTheStore() throws {
+        let t = try Self.store()
+        // A second approval of `med`, appended verbatim (as a hand-edited store would hold it).
+        let content = proposal("med").proposal.contentHash
+        let second = Event(seq: 10, at: t0.adding(milliseconds: 9000), actor: "quinn", device: "iphone", commandId: "cmd-2nd",
+                           org: "quinn-co", person: "quinn", actionId: "med",
+                           payload: .approved(Approval(contentHash: content, policyVersion: 0, rule: Policy.Rule.mediumTwoTaps,
+                                                       stakes: .medium, userVerified: false)))
+        try t.ledger.append(verbatim: [(second, nil)])
+        let report = try t.ledger.replayDecisions()
+        #expect(report.mismatch?.seq == 10)
+        #expect(report.mismatch?.rule == Policy.Rule.mediumTwoTaps)
+        #expect(report.mismatch?.code == "already_decided")
+        #expect(report.decisionsConfirmed == 2)
+    }
+
+    @Test func replayNamesAnAutoShipThePolicyWouldNotMake() throws {
+        let t = try TempLedger(), l = t.ledger!
+        try l.run(.propose(proposal("m", stakes: .medium, confidence: 0.99)))
+        let ship = Event(seq: 2, at: t0, actor: Event.systemPolicyActor, commandId: "cmd-ship", org: "quinn-co", person: "quinn",
+                         actionId: "m", payload: .autoShipped(AutoShip(contentHash: proposal("m").proposal.contentHash,
+                                                                     policyVersion: 0, rule: Policy.Rule.autoShip, confidence: 0.99)))
+        try l.append(verbatim: [(ship, nil)])
+        let m = try l.replayDecisions().mismatch
+        #expect(m?.seq == 2 && m?.rule == Policy.Rule.autoShip)
+    }
+
+    @Test func theCLIRefusesAForgedImportLeavingNothingBehindAndReplaysTheDemo() throws {
+        let f = try ProcessFixture("replay")
+        let source = try Self.store()
+        let forged = try Self.exportWithForgery(source) { Self.forgedApproval($0) }
+        let target = f.path("restored.lmdb")
+        let out = try f.ledger(["import", forged], db: target)
+        #expect(out.status == LedgerError.Code.replayMismatch.exitStatus, "\(out.stderr)")
+        #expect(out.stderr.contains("line 10") && out.stderr.contains(Policy.Rule.highThreeTaps))
+        let left = try FileManager.default.contentsOfDirectory(atPath: f.dir.path).filter { $0.hasPrefix("restored") }
+        #expect(left.isEmpty, "left behind: \(left)")
+
+        let demo = f.path("demo.lmdb")
+        #expect(try f.ledger(["demo"], db: demo).status == 0)
+        let replay = try f.ledger(["audit", "replay", "--json"], db: demo)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let json = try JSONParser.parse(replay.stdout)
+        #expect(json["ok"] == true)
+        guard case .number(let n)? = json["decisions_confirmed"] else { Issue.record("no count"); return }
+        #expect(n > 20)
+    }
+}
