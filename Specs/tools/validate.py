@@ -72,7 +72,7 @@ def mutations(event):
         return e
     yield "unknown top-level field", m(lambda e: e.__setitem__("extra", 1))
     yield "unknown data field", m(lambda e: e["data"].__setitem__("extra", 1))
-    yield "schema_version 2", m(lambda e: e.__setitem__("schema_version", 2))
+    yield "schema_version 9", m(lambda e: e.__setitem__("schema_version", 9))
     yield "seq 0", m(lambda e: e.__setitem__("seq", 0))
     yield "bad time", m(lambda e: e.__setitem__("at", "yesterday"))
     yield "empty command id", m(lambda e: e.__setitem__("command_id", ""))

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 CODES = {"action.proposed": 1, "action.reviewed": 2, "action.confirmed": 3, "action.approved": 4,
          "action.auto_shipped": 5, "action.dismissed": 6, "action.held": 7, "action.edited": 8,
          "action.executed": 9, "action.failed": 10, "action.expired": 11, "device.linked": 20,
-         "device.revoked": 21, "policy.set": 30}
+         "device.revoked": 21, "policy.set": 30, "store.created": 40}
 STAKES = {"low": 0, "medium": 1, "high": 2}
 
 def u8(v): return bytes([v])
@@ -65,20 +65,28 @@ def compact(v):
 def preview(p):
     return string(p["text"]) + varint(p.get("assets", 0)) + optional(p.get("price"), double)
 
+def rules(d):
+    # Schema 2 of a proposal or decision appends its rules version (events.md, "Versioning").
+    return varint(d["rules_version"]) if "rules_version" in d else b""
+
 def payload(t, d):
     if t == "action.proposed":
+        pinned = b""
+        if "rules_version" in d:
+            pinned = rules(d) + u8(STAKES[d["pinned_stakes"]]) + u8(1 if d["pinned_user_verification"] else 0)
         return (string(d["specialist"]["name"]) + string(d["specialist"]["agent"]) + string(d["surface"]) + string(d["kind"])
                 + string(d["target"]["type"]) + string(d["target"]["id"]) + u8(STAKES[d["stakes"]]) + double(d["confidence"])
                 + preview(d["preview"]) + string(d["rationale"]) + optional(d.get("scheduled_for"), timestamp)
-                + optional(d.get("expires_at"), timestamp) + digest(d["content_hash"]))
+                + optional(d.get("expires_at"), timestamp) + digest(d["content_hash"]) + pinned)
     if t in ("action.reviewed", "action.confirmed"):
-        return digest(d["content_hash"]) + varint(d["policy_version"])
+        return digest(d["content_hash"]) + varint(d["policy_version"]) + rules(d)
     if t == "action.approved":
         return (digest(d["content_hash"]) + varint(d["policy_version"]) + string(d["rule"]) + u8(STAKES[d["stakes"]])
-                + u8(1 if d.get("user_verified") else 0))
+                + u8(1 if d.get("user_verified") else 0) + rules(d))
     if t == "action.auto_shipped":
-        return digest(d["content_hash"]) + varint(d["policy_version"]) + string(d["rule"]) + double(d["confidence"])
-    if t == "action.dismissed": return string(d["reason"]) + varint(d["policy_version"])
+        return digest(d["content_hash"]) + varint(d["policy_version"]) + string(d["rule"]) + double(d["confidence"]) + rules(d)
+    if t == "action.dismissed": return string(d["reason"]) + varint(d["policy_version"]) + rules(d)
+    if t == "store.created": return u8(1 if d["test_clock"] else 0) + u8(1 if d["demo"] else 0)
     if t == "action.held": return timestamp(d["until"])
     if t == "action.edited": return preview(d["preview"]) + digest(d["content_hash"])
     if t in ("action.executed", "action.failed"): return string(compact(d["outcome"]))

@@ -30,7 +30,7 @@ import Testing
         var out = [
             m("unknown top-level field") { $0["extra"] = 1 },
             m("unknown data field", data { $0["extra"] = 1 }),
-            m("schema_version 2") { $0["schema_version"] = 2 },
+            m("schema_version 9") { $0["schema_version"] = 9 },
             m("seq 0") { $0["seq"] = 0 },
             m("bad time") { $0["at"] = "yesterday" },
             m("empty command id") { $0["command_id"] = "" },

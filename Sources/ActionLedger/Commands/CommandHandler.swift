@@ -7,7 +7,21 @@ enum CommandHandler {
         }
         let reader = session.reader
         if let done = try reader.command(request.commandId) {
-            return try replay(request, first: done.first, count: done.count, reader)
+            let events = try (done.first..<done.first + UInt64(done.count)).compactMap { try reader.event($0) }
+            if let first = events.first?.event, CommandReplay.answers(request.command, first) {
+                return try replay(request, events, reader)
+            }
+            // Another device or command with a used id gets the refusal it would get without
+            // the id (judged, then rolled back), never the original command's result.
+            var ignored: ActionState?
+            do {
+                try session.nested {
+                    _ = try decide(request, session, before: &ignored)
+                    throw CommandReplay.RollBack()
+                }
+            } catch is CommandReplay.RollBack {}
+            throw LedgerError(.invalidInput, "command id \(request.commandId) was already used by another command",
+                              details: ["field": "command_id"])
         }
         var before: ActionState?
         var result = try decide(request, session, before: &before)
@@ -19,7 +33,7 @@ enum CommandHandler {
             // re-reading and decoding the action's whole stream from the log.
             result.action = try before == nil && result.events.isEmpty
                 ? reader.actionState(id) : fold(before, result.events)
-            result.nextTap = try result.action.flatMap { Policy.nextTap($0, under: try reader.policy()) }
+            result.nextTap = try result.action.flatMap { Policy.nextTap($0, under: try reader.policy(org: $0.org)) }
         }
         return result
     }
@@ -38,14 +52,10 @@ enum CommandHandler {
         return state
     }
 
-    private static func replay(_ request: CommandRequest, first: UInt64, count: Int, _ reader: LogReader) throws -> CommandResult {
-        let events = try (first..<first + UInt64(count)).compactMap { try reader.event($0) }
-        if let id = request.command.actionId, let original = events.first?.event.actionId, original != id {
-            throw LedgerError(.invalidInput, "command id \(request.commandId) was already used for action \(original)")
-        }
+    private static func replay(_ request: CommandRequest, _ events: [StoredEvent], _ reader: LogReader) throws -> CommandResult {
         let action = try request.command.actionId.flatMap { try reader.actionState($0) }
         return CommandResult(commandId: request.commandId, events: events, replayed: true, action: action,
-                             nextTap: try action.flatMap { Policy.nextTap($0, under: try reader.policy()) })
+                             nextTap: try action.flatMap { Policy.nextTap($0, under: try reader.policy(org: $0.org)) })
     }
 
     /// Judges and appends; `before` receives the action's state as judged, if any.
@@ -76,40 +86,46 @@ enum CommandHandler {
                 throw LedgerError(.duplicateAction, "action \(input.actionId) was already proposed",
                                   details: ["action_id": .string(input.actionId)])
             }
+            try requireOrg(input.org, of: input.person, reader)
+            let policy = try reader.policy(org: input.org)
+            var proposal = input.proposal
+            proposal.pinned = Policy.pin(proposal, under: policy)
             try append(actor: "specialist:\(input.proposal.specialist.name)", device: nil, org: input.org,
-                       person: input.person, actionId: input.actionId, .proposed(input.proposal))
-            let policy = try reader.policy()
+                       person: input.person, actionId: input.actionId, .proposed(proposal))
             let today = try reader.autoShipped(person: input.person, day: now.utcDay)
             if let rule = Policy.autoShipRule(for: input.proposal, policy: policy, autoShippedToday: today) {
                 try append(actor: Event.systemPolicyActor, device: nil, org: input.org, person: input.person,
                            actionId: input.actionId,
                            .autoShipped(AutoShip(contentHash: input.proposal.contentHash, policyVersion: policy.version,
-                                                 rule: rule, confidence: input.proposal.confidence)))
+                                                 rule: rule, confidence: input.proposal.confidence,
+                                                 rulesVersion: Policy.rulesVersion)))
             }
 
         case .tap(let step, let id, let deviceId, let userVerified, let seen):
             let s = try action(id)
-            let policy = try reader.policy()
+            let policy = try reader.policy(org: s.org)
             let verdict = try Policy.judgeTap(step, on: s, device: try reader.deviceState(deviceId), deviceId: deviceId,
                                               seenContent: seen, userVerified: userVerified, policy: policy, now: now)
             switch verdict {
             case .duplicate:
                 duplicate = true
             case .accept(let rule, let stakes):
-                let tap = Tap(contentHash: s.contentHash, policyVersion: policy.version)
+                let tap = Tap(contentHash: s.contentHash, policyVersion: policy.version, rulesVersion: Policy.rulesVersion)
                 switch step {
                 case .review: try onAction(s, device: deviceId, .reviewed(tap))
                 case .confirm: try onAction(s, device: deviceId, .confirmed(tap))
                 case .approve:
                     try onAction(s, device: deviceId, .approved(Approval(contentHash: s.contentHash, policyVersion: policy.version,
-                                                                         rule: rule, stakes: stakes, userVerified: userVerified)))
+                                                                         rule: rule, stakes: stakes, userVerified: userVerified,
+                                                                         rulesVersion: Policy.rulesVersion)))
                 }
             }
 
         case .dismiss(let id, let deviceId, let reason):
             let s = try action(id)
             try Policy.judgeChange(on: s, device: try reader.deviceState(deviceId), deviceId: deviceId, now: now)
-            try onAction(s, device: deviceId, .dismissed(Dismissal(reason: reason, policyVersion: try reader.policy().version)))
+            try onAction(s, device: deviceId, .dismissed(Dismissal(reason: reason, policyVersion: try reader.policy(org: s.org).version,
+                                                                  rulesVersion: Policy.rulesVersion)))
 
         case .edit(let id, let deviceId, let text):
             let s = try action(id)
@@ -152,7 +168,12 @@ enum CommandHandler {
             }
             try append(actor: Event.systemPolicyActor, device: nil, org: s.org, person: s.person, actionId: id, .expired)
 
-        case .linkDevice(let deviceId, let person, let org, let label, let platform):
+        case .linkDevice(let deviceId, let person, let given, let label, let platform):
+            // No org given: the device takes its person's (and binds nothing).
+            guard let org = given.isEmpty ? try reader.personOrg(person) : given else {
+                throw LedgerError(.invalidInput, "person \(person) has no org yet: give --org", details: ["field": "org"])
+            }
+            try requireOrg(org, of: person, reader)
             for (name, v) in [("device", deviceId), ("person", person), ("org", org)] {
                 if let p = FieldReader.identifierProblem(v) { throw LedgerError(.invalidInput, "\(name) \(p)") }
             }
@@ -175,7 +196,8 @@ enum CommandHandler {
                        .deviceRevoked(DeviceRevocation(device: deviceId, reason: reason)))
 
         case .setPolicy(var document, let org):
-            let current = try reader.policy()
+            if let p = FieldReader.identifierProblem(org) { throw LedgerError(.invalidInput, "org \(p)") }
+            let current = try reader.policy(org: org)
             if document.version == 0 { document.version = current.version + 1 }
             guard document.version == current.version + 1 else {
                 throw LedgerError(.invalidInput, "policy version \(document.version) does not follow the current version "
@@ -184,5 +206,12 @@ enum CommandHandler {
             try append(actor: request.actor, device: nil, org: org, person: request.actor, actionId: nil, .policySet(document))
         }
         return CommandResult(commandId: request.commandId, events: appended, replayed: false, duplicateTap: duplicate)
+    }
+
+    /// A person belongs to one org: the first event naming the person with an org binds it.
+    private static func requireOrg(_ org: String, of person: String, _ reader: LogReader) throws {
+        guard let bound = try reader.personOrg(person), bound != org else { return }
+        throw LedgerError(.orgMismatch, "person \(person) cannot be bound to org \(org): a person belongs to one org",
+                          details: ["person": .string(person), "org": .string(org)])
     }
 }

@@ -5,7 +5,7 @@ extension Event {
         var o: JSONObject = [
             "seq": .number(Double(seq)),
             "type": .string(type.name),
-            "schema_version": .number(Double(type.schemaVersion)),
+            "schema_version": .number(Double(schemaVersion)),
             "at": .string(at.iso8601),
             "actor": .string(actor),
             "device": device.map(JSON.string) ?? .null,
@@ -28,8 +28,8 @@ extension Event {
         let typeName = try r.string("type", max: 64)
         guard let type = EventType(name: typeName) else { throw r.fail("type", "unknown event type \"\(typeName)\"") }
         let version = try r.integer("schema_version", in: 0...255)
-        guard version == Int(type.schemaVersion) else {
-            throw r.fail("schema_version", "unsupported version \(version) of \(typeName) (this build reads \(type.schemaVersion))")
+        guard (1...Int(type.schemaVersion)).contains(version) else {
+            throw r.fail("schema_version", "unsupported version \(version) of \(typeName) (this build reads 1…\(type.schemaVersion))")
         }
         let at = try r.timestamp("at")
         let actor = try r.string("actor", max: FieldReader.Limit.id)
@@ -44,7 +44,7 @@ extension Event {
         }
         if let actionId, let bad = FieldReader.identifierProblem(actionId) { throw r.fail("action_id", bad) }
         var data = try r.object("data")
-        let payload = try Payload(type: type, data: &data)
+        let payload = try Payload(type: type, version: UInt8(version), data: &data)
         try data.finish()
         _ = r.raw("hash")  // checked by the verifier, not part of the event
         try r.finish()
@@ -68,17 +68,24 @@ extension Payload {
             if let s = p.scheduledFor { o["scheduled_for"] = .string(s.iso8601) }
             if let e = p.expiresAt { o["expires_at"] = .string(e.iso8601) }
             o["content_hash"] = .string(p.contentHash.hex)
+            if let pin = p.pinned, pin.rulesVersion >= 2 {
+                o["rules_version"] = .number(Double(pin.rulesVersion))
+                o["pinned_stakes"] = .string(pin.stakes.rawValue)
+                o["pinned_user_verification"] = .bool(pin.userVerification)
+            }
             return .object(o)
         case .reviewed(let t), .confirmed(let t):
-            return ["content_hash": .string(t.contentHash.hex), "policy_version": .number(Double(t.policyVersion))]
+            return Self.withRules(["content_hash": .string(t.contentHash.hex), "policy_version": .number(Double(t.policyVersion))],
+                                  t.rulesVersion)
         case .approved(let a):
-            return ["content_hash": .string(a.contentHash.hex), "policy_version": .number(Double(a.policyVersion)),
-                    "rule": .string(a.rule), "stakes": .string(a.stakes.rawValue), "user_verified": .bool(a.userVerified)]
+            return Self.withRules(["content_hash": .string(a.contentHash.hex), "policy_version": .number(Double(a.policyVersion)),
+                                   "rule": .string(a.rule), "stakes": .string(a.stakes.rawValue),
+                                   "user_verified": .bool(a.userVerified)], a.rulesVersion)
         case .autoShipped(let a):
-            return ["content_hash": .string(a.contentHash.hex), "policy_version": .number(Double(a.policyVersion)),
-                    "rule": .string(a.rule), "confidence": .number(a.confidence)]
+            return Self.withRules(["content_hash": .string(a.contentHash.hex), "policy_version": .number(Double(a.policyVersion)),
+                                   "rule": .string(a.rule), "confidence": .number(a.confidence)], a.rulesVersion)
         case .dismissed(let d):
-            return ["reason": .string(d.reason), "policy_version": .number(Double(d.policyVersion))]
+            return Self.withRules(["reason": .string(d.reason), "policy_version": .number(Double(d.policyVersion))], d.rulesVersion)
         case .held(let h):
             return ["until": .string(h.until.iso8601)]
         case .edited(let e):
@@ -98,26 +105,46 @@ extension Payload {
         }
     }
 
-    init(type: EventType, data r: inout FieldReader) throws {
+    /// `data` plus `rules_version` when a decision records one (schema 2).
+    static func withRules(_ o: JSONObject, _ rules: UInt32) -> JSON {
+        var o = o
+        if rules >= 2 { o["rules_version"] = .number(Double(rules)) }
+        return .object(o)
+    }
+
+    /// `rules_version`: required in schema 2 (2 or more), absent in schema 1 (1).
+    static func rules(_ version: UInt8, _ r: inout FieldReader) throws -> UInt32 {
+        guard version >= 2 else { return 1 }
+        return UInt32(try r.integer("rules_version", in: 2...Int(UInt32.max)))
+    }
+
+    init(type: EventType, version: UInt8, data r: inout FieldReader) throws {
         typealias L = FieldReader.Limit
         switch type {
         case .actionProposed:
             var p = try Proposal(fields: &r)
             p.contentHash = try r.digest("content_hash")
+            if version >= 2 {
+                p.pinned = PinnedRequirements(rulesVersion: try Payload.rules(version, &r), stakes: try r.stakes("pinned_stakes"),
+                                              userVerification: try r.bool("pinned_user_verification"))
+            }
             self = .proposed(p)
         case .actionReviewed, .actionConfirmed:
-            let t = Tap(contentHash: try r.digest("content_hash"), policyVersion: try Payload.version(&r))
+            let t = Tap(contentHash: try r.digest("content_hash"), policyVersion: try Payload.version(&r),
+                        rulesVersion: try Payload.rules(version, &r))
             self = type == .actionReviewed ? .reviewed(t) : .confirmed(t)
         case .actionApproved:
             self = .approved(Approval(contentHash: try r.digest("content_hash"), policyVersion: try Payload.version(&r),
                                       rule: try r.string("rule", max: L.name), stakes: try r.stakes("stakes"),
-                                      userVerified: try r.optionalBool("user_verified") ?? false))
+                                      userVerified: try r.optionalBool("user_verified") ?? false,
+                                      rulesVersion: try Payload.rules(version, &r)))
         case .actionAutoShipped:
             self = .autoShipped(AutoShip(contentHash: try r.digest("content_hash"), policyVersion: try Payload.version(&r),
-                                         rule: try r.string("rule", max: L.name), confidence: try r.number("confidence")))
+                                         rule: try r.string("rule", max: L.name), confidence: try r.number("confidence"),
+                                         rulesVersion: try Payload.rules(version, &r)))
         case .actionDismissed:
             self = .dismissed(Dismissal(reason: try r.string("reason", max: L.rationale, allowEmpty: true),
-                                        policyVersion: try Payload.version(&r)))
+                                        policyVersion: try Payload.version(&r), rulesVersion: try Payload.rules(version, &r)))
         case .actionHeld:
             self = .held(Hold(until: try r.timestamp("until")))
         case .actionEdited:

@@ -38,6 +38,10 @@ public struct Event: Sendable, Equatable {
 
     /// The event's type, e.g. `action.approved`.
     public var type: EventType { payload.type }
+
+    /// The schema version of this event's encoding: 2 for a proposal or decision judged
+    /// under rules version 2 or later (it records that version), else 1.
+    public var schemaVersion: UInt8 { payload.rulesVersion.map { $0 >= 2 ? 2 : 1 } ?? 1 }
 }
 
 /// Every event type, with its wire code (one byte in the canonical encoding) and
@@ -72,8 +76,14 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
 
     public var description: String { name }
 
-    /// The schema version this build writes; readers refuse any other.
-    public var schemaVersion: UInt8 { 1 }
+    /// The newest schema version of this type: decisions and proposals gained their rules
+    /// version in schema 2 (Specs/events.md, "Versioning"); every earlier one stays readable.
+    public var schemaVersion: UInt8 {
+        switch self {
+        case .actionProposed, .actionReviewed, .actionConfirmed, .actionApproved, .actionAutoShipped, .actionDismissed: 2
+        default: 1
+        }
+    }
 
     public init?(name: String) {
         guard let t = EventType.allCases.first(where: { $0.name == name }) else { return nil }
@@ -98,6 +108,19 @@ public enum Payload: Sendable, Equatable {
     case deviceRevoked(DeviceRevocation)
     case policySet(PolicyDocument)
     case storeCreated(StoreCreation)
+
+    /// The rules version recorded by a proposal or decision (1 for events written before
+    /// rules were versioned); nil for other events.
+    public var rulesVersion: UInt32? {
+        switch self {
+        case .proposed(let p): p.pinned?.rulesVersion ?? 1
+        case .reviewed(let t), .confirmed(let t): t.rulesVersion
+        case .approved(let a): a.rulesVersion
+        case .autoShipped(let a): a.rulesVersion
+        case .dismissed(let d): d.rulesVersion
+        default: nil
+        }
+    }
 
     public var type: EventType {
         switch self {
@@ -164,6 +187,9 @@ public struct Proposal: Sendable, Equatable {
     public var expiresAt: Timestamp?
     /// SHA-256 of the preview's canonical bytes.
     public var contentHash: Digest
+    /// What the engine pinned when it recorded the proposal (rules version 2 on; nil in
+    /// proposals recorded before): a pending action keeps at least these requirements.
+    public var pinned: PinnedRequirements?
 
     public init(specialist: Specialist, surface: String, kind: String, target: Target, stakes: Stakes,
                 confidence: Double, preview: Preview, rationale: String,
@@ -191,13 +217,32 @@ public struct Proposal: Sendable, Equatable {
     }
 }
 
+/// The requirements an action was proposed under, pinned in `action.proposed` (schema 2):
+/// a newer policy may tighten them, never loosen them (Specs/policy.md, rules version 2).
+public struct PinnedRequirements: Sendable, Equatable {
+    /// The rules version that judged the proposal (2 or more).
+    public var rulesVersion: UInt32
+    /// The effective stakes under the policy in force at the proposal.
+    public var stakes: Stakes
+    /// Whether its approval needed user verification then.
+    public var userVerification: Bool
+    public init(rulesVersion: UInt32, stakes: Stakes, userVerification: Bool) {
+        self.rulesVersion = rulesVersion
+        self.stakes = stakes
+        self.userVerification = userVerification
+    }
+}
+
 /// `action.reviewed` / `action.confirmed`: a tap bound to the content it was made on.
 public struct Tap: Sendable, Equatable {
     public var contentHash: Digest
     public var policyVersion: UInt32
-    public init(contentHash: Digest, policyVersion: UInt32) {
+    /// The rules version that judged it (1: recorded before rules were versioned).
+    public var rulesVersion: UInt32
+    public init(contentHash: Digest, policyVersion: UInt32, rulesVersion: UInt32 = 1) {
         self.contentHash = contentHash
         self.policyVersion = policyVersion
+        self.rulesVersion = rulesVersion
     }
 }
 
@@ -209,6 +254,8 @@ public struct Approval: Sendable, Equatable {
     /// The effective stakes the policy applied (never below the proposer's).
     public var stakes: Stakes
     public var userVerified: Bool
+    /// The rules version that judged it (1: recorded before rules were versioned).
+    public var rulesVersion: UInt32 = 1
 }
 
 /// `action.auto_shipped`.
@@ -217,12 +264,14 @@ public struct AutoShip: Sendable, Equatable {
     public var policyVersion: UInt32
     public var rule: String
     public var confidence: Double
+    public var rulesVersion: UInt32 = 1
 }
 
 /// `action.dismissed`.
 public struct Dismissal: Sendable, Equatable {
     public var reason: String
     public var policyVersion: UInt32
+    public var rulesVersion: UInt32 = 1
 }
 
 /// `action.held`: out of the Today feed until `until`.

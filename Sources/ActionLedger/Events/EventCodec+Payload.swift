@@ -15,23 +15,32 @@ extension EventCodec {
             w.optional(p.scheduledFor) { $0.timestamp($1) }
             w.optional(p.expiresAt) { $0.timestamp($1) }
             w.digest(p.contentHash)
+            if let pin = p.pinned, pin.rulesVersion >= 2 {
+                w.varint(UInt64(pin.rulesVersion))
+                writeStakes(pin.stakes, &w)
+                w.bool(pin.userVerification)
+            }
         case .reviewed(let t), .confirmed(let t):
             w.digest(t.contentHash)
             w.varint(UInt64(t.policyVersion))
+            writeRules(t.rulesVersion, &w)
         case .approved(let a):
             w.digest(a.contentHash)
             w.varint(UInt64(a.policyVersion))
             w.string(a.rule)
             writeStakes(a.stakes, &w)
             w.bool(a.userVerified)
+            writeRules(a.rulesVersion, &w)
         case .autoShipped(let a):
             w.digest(a.contentHash)
             w.varint(UInt64(a.policyVersion))
             w.string(a.rule)
             w.double(a.confidence)
+            writeRules(a.rulesVersion, &w)
         case .dismissed(let d):
             w.string(d.reason)
             w.varint(UInt64(d.policyVersion))
+            writeRules(d.rulesVersion, &w)
         case .held(let h):
             w.timestamp(h.until)
         case .edited(let e):
@@ -56,7 +65,20 @@ extension EventCodec {
         }
     }
 
-    static func decodePayload(_ type: EventType, _ r: inout BinaryReader) throws -> Payload {
+    /// Schema 2 of a decision appends its rules version (2 or more); schema 1 has none (1).
+    static func writeRules(_ v: UInt32, _ w: inout BinaryWriter) {
+        if v >= 2 { w.varint(UInt64(v)) }
+    }
+
+    static func readRules(_ version: UInt8, _ r: inout BinaryReader) throws -> UInt32 {
+        guard version >= 2 else { return 1 }
+        let v = try readVersion(&r)
+        // Canonical: rules version 1 is written as schema 1, never as schema 2.
+        guard v >= 2 else { throw r.fail("rules version \(v) in schema 2 (rules version 1 is schema 1)") }
+        return v
+    }
+
+    static func decodePayload(_ type: EventType, version: UInt8, _ r: inout BinaryReader) throws -> Payload {
         switch type {
         case .actionProposed:
             let specialist = Specialist(name: try r.string(), agent: try r.string())
@@ -69,20 +91,28 @@ extension EventCodec {
             let scheduledFor = try r.optional { try $0.timestamp() }
             let expiresAt = try r.optional { try $0.timestamp() }
             // The stored hash is kept as recorded: verification, not decoding, judges it.
-            return .proposed(Proposal(specialist: specialist, surface: surface, kind: kind, target: target, stakes: stakes,
-                                      confidence: confidence, preview: preview, rationale: rationale,
-                                      scheduledFor: scheduledFor, expiresAt: expiresAt, storedContentHash: try r.digest()))
+            var p = Proposal(specialist: specialist, surface: surface, kind: kind, target: target, stakes: stakes,
+                             confidence: confidence, preview: preview, rationale: rationale,
+                             scheduledFor: scheduledFor, expiresAt: expiresAt, storedContentHash: try r.digest())
+            if version >= 2 {
+                p.pinned = PinnedRequirements(rulesVersion: try readRules(version, &r), stakes: try readStakes(&r),
+                                              userVerification: try r.bool())
+            }
+            return .proposed(p)
         case .actionReviewed, .actionConfirmed:
-            let t = Tap(contentHash: try r.digest(), policyVersion: try readVersion(&r))
+            let t = Tap(contentHash: try r.digest(), policyVersion: try readVersion(&r), rulesVersion: try readRules(version, &r))
             return type == .actionReviewed ? .reviewed(t) : .confirmed(t)
         case .actionApproved:
             return .approved(Approval(contentHash: try r.digest(), policyVersion: try readVersion(&r),
-                                      rule: try r.string(), stakes: try readStakes(&r), userVerified: try r.bool()))
+                                      rule: try r.string(), stakes: try readStakes(&r), userVerified: try r.bool(),
+                                      rulesVersion: try readRules(version, &r)))
         case .actionAutoShipped:
             return .autoShipped(AutoShip(contentHash: try r.digest(), policyVersion: try readVersion(&r),
-                                         rule: try r.string(), confidence: try r.double()))
+                                         rule: try r.string(), confidence: try r.double(),
+                                         rulesVersion: try readRules(version, &r)))
         case .actionDismissed:
-            return .dismissed(Dismissal(reason: try r.string(), policyVersion: try readVersion(&r)))
+            return .dismissed(Dismissal(reason: try r.string(), policyVersion: try readVersion(&r),
+                                        rulesVersion: try readRules(version, &r)))
         case .actionHeld:
             return .held(Hold(until: try r.timestamp()))
         case .actionEdited:

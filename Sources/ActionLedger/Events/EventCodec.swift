@@ -12,7 +12,7 @@ public enum EventCodec {
         var w = BinaryWriter()
         w.u8(formatVersion)
         w.u8(event.type.rawValue)
-        w.u8(event.type.schemaVersion)
+        w.u8(event.schemaVersion)
         w.fixed64(event.seq)
         w.timestamp(event.at)
         w.string(event.actor)
@@ -34,8 +34,8 @@ public enum EventCodec {
         let code = try r.u8()
         guard let type = EventType(rawValue: code) else { throw r.fail("unknown event type code \(code)") }
         let version = try r.u8()
-        guard version == type.schemaVersion else {
-            throw r.fail("unsupported schema version \(version) of \(type.name) (this build reads \(type.schemaVersion))")
+        guard (1...type.schemaVersion).contains(version) else {
+            throw r.fail("unsupported schema version \(version) of \(type.name) (this build reads 1…\(type.schemaVersion))")
         }
         let seq = try r.fixed64()
         let at = try r.timestamp()
@@ -45,7 +45,7 @@ public enum EventCodec {
         let org = try r.string()
         let person = try r.string()
         let actionId = try r.optional { try $0.string() }
-        let payload = try decodePayload(type, &r)
+        let payload = try decodePayload(type, version: version, &r)
         guard r.isAtEnd else { throw r.fail("trailing bytes") }
         return Event(seq: seq, at: at, actor: actor, device: device, commandId: commandId, org: org,
                      person: person, actionId: actionId, payload: payload)

@@ -32,12 +32,13 @@ public struct LedgerError: Error, Sendable, CustomStringConvertible {
         public static let clockBehind = Code(rawValue: "clock_behind", exitStatus: 21)
         public static let testClockOnly = Code(rawValue: "test_clock_only", exitStatus: 22)
         public static let replayMismatch = Code(rawValue: "replay_mismatch", exitStatus: 23)
+        public static let orgMismatch = Code(rawValue: "org_mismatch", exitStatus: 24)
 
         public static let all: [Code] = [
             .storage, .invalidInput, .unknownAction, .unknownDevice, .deviceRevoked, .tapsRequired,
             .userVerificationRequired, .alreadyDecided, .staleContent, .duplicateAction, .deviceNotOwned,
             .readOnly, .integrityFailure, .notEmpty, .actionExpired, .notApproved, .duplicateDevice,
-            .corruptEvent, .projectionStale, .busy, .clockBehind, .testClockOnly, .replayMismatch,
+            .corruptEvent, .projectionStale, .busy, .clockBehind, .testClockOnly, .replayMismatch, .orgMismatch,
         ]
     }
 

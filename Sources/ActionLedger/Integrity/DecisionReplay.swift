@@ -151,6 +151,17 @@ public struct DecisionReplay {
                 if event.actor != "specialist:\(p.specialist.name)" {
                     throw fail("action.propose", "a proposal by \(event.actor), not by specialist:\(p.specialist.name)", nil)
                 }
+                if let pin = p.pinned {
+                    var bare = p
+                    bare.pinned = nil
+                    var expected = Policy.pin(bare, under: policy)
+                    expected.rulesVersion = pin.rulesVersion
+                    guard pin.rulesVersion <= Policy.rulesVersion, pin == expected else {
+                        throw fail("stakes.pinned", "pinned \(pin.stakes.rawValue) stakes (user verification "
+                            + "\(pin.userVerification)) under rules v\(pin.rulesVersion); policy v\(policy.version) gives "
+                            + "\(expected.stakes.rawValue) (\(expected.userVerification))", nil)
+                    }
+                }
             }
             live[id] = ActionState(proposed: event, proposal: p)
             let rule = Policy.autoShipRule(for: p, policy: policy, autoShippedToday: autoShipsToday[event.person] ?? 0)
@@ -169,6 +180,12 @@ public struct DecisionReplay {
             throw fail("action.person", "the event names \(event.person)/\(event.org), the action is \(state.person)/\(state.org)", nil)
         }
         let device = event.device.flatMap { devices[$0] }
+        // Each event is judged under the rules version it recorded; holds, edits and
+        // outcomes record none and take their action's (1 for actions proposed before).
+        let rules = event.payload.rulesVersion ?? state.proposal.pinned?.rulesVersion ?? 1
+        guard rules <= Policy.rulesVersion else {
+            throw fail(Self.claimedRule(event), "rules version \(rules) is unknown to this build (it judges 1…\(Policy.rulesVersion))", nil)
+        }
         var decided: String?
         do {
             switch event.payload {
@@ -178,6 +195,7 @@ public struct DecisionReplay {
                 }
                 expectedAutoShip = nil
                 guard a.rule == e.rule, a.policyVersion == policy.version, a.contentHash == state.contentHash,
+                      a.rulesVersion == state.proposal.pinned?.rulesVersion ?? 1,
                       a.confidence == state.proposal.confidence, event.actor == Event.systemPolicyActor else {
                     throw fail(a.rule, "the auto-ship does not record what the policy decided (rule \(e.rule), "
                         + "policy v\(policy.version))", nil)
@@ -186,26 +204,26 @@ public struct DecisionReplay {
                 decided = a.rule
             case .reviewed(let t), .confirmed(let t):
                 let step: TapStep = event.type == .actionReviewed ? .review : .confirm
-                try judgeTap(step, t.contentHash, t.policyVersion, userVerified: false, state, device, event, fail)
+                try judgeTap(step, t.contentHash, t.policyVersion, userVerified: false, rules, state, device, event, fail)
             case .approved(let a):
                 let (rule, stakes) = try judgeTap(.approve, a.contentHash, a.policyVersion, userVerified: a.userVerified,
-                                                  state, device, event, fail)
+                                                  rules, state, device, event, fail)
                 guard a.rule == rule, a.stakes == stakes else {
                     throw fail(a.rule, "recorded as \(a.rule) at \(a.stakes.rawValue) stakes; the policy decides \(rule) "
                         + "at \(stakes.rawValue)", nil)
                 }
                 decided = rule
             case .dismissed(let d):
-                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at)
+                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at, rules: rules)
                 guard d.policyVersion == policy.version else {
                     throw fail(Policy.Rule.dismiss, "recorded under policy v\(d.policyVersion), v\(policy.version) was in force", nil)
                 }
                 decided = Policy.Rule.dismiss
             case .held(let h):
-                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at)
+                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at, rules: rules)
                 guard h.until > event.at else { throw fail("action.hold", "held until a time not after the hold", .invalidInput) }
             case .edited(let e):
-                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at)
+                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at, rules: rules)
                 guard EventCodec.contentHash(of: e.preview) == e.contentHash else {
                     throw fail("content_hash", "the content hash is not the edited preview's", .integrityFailure)
                 }
@@ -233,13 +251,14 @@ public struct DecisionReplay {
     /// A tap the engine would have counted: accepted (not a duplicate), on the action's
     /// content, under the policy version in force; returns the rule and stakes it decides.
     @discardableResult
-    private func judgeTap(_ step: TapStep, _ content: Digest, _ version: UInt32, userVerified: Bool, _ state: ActionState,
+    private func judgeTap(_ step: TapStep, _ content: Digest, _ version: UInt32, userVerified: Bool, _ rules: UInt32,
+                          _ state: ActionState,
                           _ device: DeviceState?, _ event: Event,
                           _ fail: (String, String, LedgerError.Code?) -> Mismatch) throws -> (String, Stakes) {
         let verdict = try Policy.judgeTap(step, on: state, device: device, deviceId: event.device ?? "", seenContent: content,
-                                          userVerified: userVerified, policy: policy, now: event.at)
+                                          userVerified: userVerified, policy: policy, now: event.at, rules: rules)
         guard case .accept(let rule, let stakes) = verdict else {
-            throw fail(Policy.Rule.path(Policy.effectiveStakes(of: state.proposal, under: policy)),
+            throw fail(Policy.Rule.path(Policy.requirements(of: state.proposal, under: policy, rules: rules).stakes),
                        "a \(step.rawValue) already counted on this content: the engine records duplicates as nothing", nil)
         }
         guard version == policy.version else {

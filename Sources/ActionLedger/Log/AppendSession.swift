@@ -128,10 +128,14 @@ final class AppendSession {
         switch event.payload {
         case .deviceLinked(let d):
             try dbs.deviceSeqs.put(txn, key: Keys.composite(d.device, event.seq), value: empty)
+            try bindPerson(event)
+        case .proposed:
+            try bindPerson(event)
         case .deviceRevoked(let d):
             try dbs.deviceSeqs.put(txn, key: Keys.composite(d.device, event.seq), value: empty)
         case .policySet:
             try dbs.meta.put(txn, key: MetaKey.policy, value: Keys.u64(event.seq))
+            try dbs.meta.put(txn, key: MetaKey.policy(org: event.org), value: Keys.u64(event.seq))
         case .autoShipped:
             let key = Keys.composite(event.person, UInt64(bitPattern: event.at.utcDay))
             let n = UInt64(try reader.autoShipped(person: event.person, day: event.at.utcDay))
@@ -139,6 +143,13 @@ final class AppendSession {
         default:
             break
         }
+    }
+
+    /// The first event naming a person with an org binds the person to it (rules version 2).
+    private func bindPerson(_ event: Event) throws {
+        let key = MetaKey.person(event.person)
+        guard try dbs.meta.withValue(txn, key: key, { _ in true }) == nil else { return }
+        try dbs.meta.put(txn, key: key, value: Array(event.org.utf8))
     }
 
     /// Records that `commandId` appended `count` events from `first`.

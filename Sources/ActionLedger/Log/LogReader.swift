@@ -165,11 +165,36 @@ public struct LogReader {
     /// - throws: `corrupt_event` when the pointer is damaged or names anything but a
     ///   `policy.set`: falling back to the built-in policy would silently loosen the rules.
     public func policy() throws -> PolicyDocument {
-        let seq = try dbs.meta.withValue(txn, key: MetaKey.policy) { b in
+        try policy(at: MetaKey.policy) ?? .builtIn
+    }
+
+    /// The policy in force for `org`'s actions (rules version 2: a policy applies to its
+    /// org only): that org's latest `policy.set`, else the built-in version 0. A store
+    /// written before per-org pointers falls back to the latest `policy.set` if it is `org`'s.
+    public func policy(org: String) throws -> PolicyDocument {
+        if let p = try policy(at: MetaKey.policy(org: org)) { return p }
+        guard let latest = try latestPolicyEvent(), latest.org == org, case .policySet(let p) = latest.payload else { return .builtIn }
+        return p
+    }
+
+    private func latestPolicyEvent() throws -> Event? {
+        guard let seq = try dbs.meta.withValue(txn, key: MetaKey.policy, { $0.count == 8 ? Keys.readU64($0) : nil }),
+              let seq else { return nil }
+        return try event(seq)?.event
+    }
+
+    /// The org a person is bound to: the org of the first event naming the person with one
+    /// (a device link or a proposal, rules version 2); nil before any.
+    public func personOrg(_ person: String) throws -> String? {
+        try dbs.meta.withValue(txn, key: MetaKey.person(person)) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private func policy(at key: [UInt8]) throws -> PolicyDocument? {
+        let seq = try dbs.meta.withValue(txn, key: key) { b in
             guard b.count == 8 else { throw Self.corruptRecord("meta", "policy", length: b.count, expected: 8) }
             return Keys.readU64(b)
         }
-        guard let seq else { return .builtIn }
+        guard let seq else { return nil }
         let e = try event(seq)?.event
         guard case .policySet(let p)? = e?.payload else {
             throw LedgerError(.corruptEvent, "meta record policy points to seq \(seq), "
@@ -201,4 +226,8 @@ public struct LogReader {
 enum MetaKey {
     static let head: [UInt8] = Array("head".utf8)
     static let policy: [UInt8] = Array("policy".utf8)
+    /// `policy/ORG` → seq of the org's policy in force.
+    static func policy(org: String) -> [UInt8] { Array(("policy/" + org).utf8) }
+    /// `person/P` → the org the person is bound to.
+    static func person(_ person: String) -> [UInt8] { Array(("person/" + person).utf8) }
 }

@@ -2,6 +2,31 @@
 /// No I/O, no clock reads — the engine passes everything in. Specs/policy.md is this
 /// file as a table; the rule ids below appear in both and in every decision event.
 public enum Policy {
+    /// The rules version this build judges new commands under, recorded in every proposal
+    /// and decision. Version 1: stakes and user verification follow the policy in force at
+    /// each tap; orgs are labels. Version 2: an action keeps at least the stakes and user
+    /// verification it was proposed under (a newer policy may tighten, never loosen them),
+    /// and a device acts only on actions of its own org (others' are not disclosed).
+    /// Replay judges each event under the version it recorded (Specs/policy.md).
+    public static let rulesVersion: UInt32 = 2
+
+    /// What an action requires now: its effective stakes and whether approving needs user
+    /// verification, under `policy` and the rules version that judges it.
+    public static func requirements(of proposal: Proposal, under policy: PolicyDocument,
+                                    rules: UInt32 = rulesVersion) -> (stakes: Stakes, userVerification: Bool) {
+        var stakes = effectiveStakes(of: proposal, under: policy)
+        if rules >= 2, let pin = proposal.pinned { stakes = max(stakes, pin.stakes) }
+        let uv = policy.userVerification.contains(stakes) || (rules >= 2 && proposal.pinned?.userVerification == true)
+        return (stakes, uv)
+    }
+
+    /// The requirements to pin in a proposal recorded now (rules version 2).
+    public static func pin(_ proposal: Proposal, under policy: PolicyDocument) -> PinnedRequirements {
+        let stakes = effectiveStakes(of: proposal, under: policy)
+        return PinnedRequirements(rulesVersion: rulesVersion, stakes: stakes,
+                                  userVerification: policy.userVerification.contains(stakes))
+    }
+
     /// Rule ids recorded in decisions.
     public enum Rule {
         public static let lowOneTap = "low.one_tap"
@@ -38,7 +63,7 @@ public enum Policy {
     /// The tap the action needs next, or nil when it is decided.
     public static func nextTap(_ state: ActionState, under policy: PolicyDocument) -> TapStep? {
         guard state.status == .pending else { return nil }
-        let path = tapPath(for: effectiveStakes(of: state.proposal, under: policy))
+        let path = tapPath(for: requirements(of: state.proposal, under: policy).stakes)
         let done = progress(state.taps, along: path)
         return done < path.count ? path[done] : .approve
     }
@@ -66,16 +91,17 @@ public enum Policy {
     ///   - seenContent: the content hash the client showed, when it says; a mismatch is
     ///     `stale_content` (the creator approves exactly what ships).
     /// - throws: ``LedgerError`` naming exactly what is missing or wrong.
+    ///   - rules: the rules version judging it (replay passes the one the event recorded).
     public static func judgeTap(_ step: TapStep, on state: ActionState, device: DeviceState?, deviceId: String,
                                 seenContent: Digest?, userVerified: Bool, policy: PolicyDocument,
-                                now: Timestamp) throws -> TapVerdict {
-        try checkActionable(state, device: device, deviceId: deviceId, now: now)
+                                now: Timestamp, rules: UInt32 = rulesVersion) throws -> TapVerdict {
+        try checkActionable(state, device: device, deviceId: deviceId, now: now, rules: rules)
         if let seenContent, seenContent != state.contentHash {
             throw LedgerError(.staleContent, "action \(state.actionId) was edited: the tap was made on content "
                 + "\(seenContent.hex.prefix(12)), the current content is \(state.contentHash.hex.prefix(12))",
                 details: ["current_content_hash": .string(state.contentHash.hex)])
         }
-        let stakes = effectiveStakes(of: state.proposal, under: policy)
+        let (stakes, uvRequired) = requirements(of: state.proposal, under: policy, rules: rules)
         let path = tapPath(for: stakes)
         let done = progress(state.taps, along: path)
         guard let position = path.firstIndex(of: step) else {
@@ -83,7 +109,7 @@ public enum Policy {
         }
         if position < done { return .duplicate }
         if position > done { throw tapsRequired(state, path[done], "\(step.rawValue) needs \(path[done].rawValue) first") }
-        if step == .approve, policy.userVerification.contains(stakes), !userVerified {
+        if step == .approve, uvRequired, !userVerified {
             throw LedgerError(.userVerificationRequired,
                               "approving \(stakes.rawValue)-stakes action \(state.actionId) needs user verification "
                                 + "(biometric attestation; --user-verified on the CLI)",
@@ -93,23 +119,29 @@ public enum Policy {
     }
 
     /// Checks a dismissal, hold or edit: the same device and decision rules as a tap.
-    public static func judgeChange(on state: ActionState, device: DeviceState?, deviceId: String, now: Timestamp) throws {
-        try checkActionable(state, device: device, deviceId: deviceId, now: now)
+    public static func judgeChange(on state: ActionState, device: DeviceState?, deviceId: String, now: Timestamp,
+                                   rules: UInt32 = rulesVersion) throws {
+        try checkActionable(state, device: device, deviceId: deviceId, now: now, rules: rules)
     }
 
     /// Whether a new proposal ships by itself, and by which rule; nil means it waits.
     public static func autoShipRule(for proposal: Proposal, policy: PolicyDocument, autoShippedToday: Int) -> String? {
         let settings = policy.autoShip
-        guard settings.enabled, effectiveStakes(of: proposal, under: policy) == .low,
+        guard settings.enabled, requirements(of: proposal, under: policy).stakes == .low,
               proposal.confidence >= settings.confidenceFloor, autoShippedToday < settings.dailyCap else { return nil }
         return Rule.autoShip
     }
 
     /// Refuses when the device may not act for this action's person, or the action is
     /// decided or expired. The order of checks is the order a person would fix them.
-    static func checkActionable(_ state: ActionState, device: DeviceState?, deviceId: String, now: Timestamp) throws {
+    static func checkActionable(_ state: ActionState, device: DeviceState?, deviceId: String, now: Timestamp,
+                                rules: UInt32 = rulesVersion) throws {
         guard let device else {
             throw LedgerError(.unknownDevice, "device \(deviceId) is not linked", details: ["device": .string(deviceId)])
+        }
+        // Rules 2: another org's device learns nothing of this action, not even that it exists.
+        if rules >= 2, device.org != state.org {
+            throw LedgerError(.unknownAction, "no action \(state.actionId)", details: ["action_id": .string(state.actionId)])
         }
         if let revoked = device.revokedAt {
             throw LedgerError(.deviceRevoked, "device \(deviceId) (\(device.label)) was revoked at \(revoked.iso8601)",

@@ -11,7 +11,7 @@
 public struct TodayProjection: Projection {
     public let name = "today"
     // 2: the logical databases share one LMDB database (ProjectionStore).
-    public let version: UInt32 = 2
+    public let version: UInt32 = 3
     public let databases = ["items", "feed", "policy"]
     static let items = 0, feed = 1, policyDB = 2
     static let policyKey = Array("policy".utf8)
@@ -40,6 +40,8 @@ public struct TodayProjection: Projection {
             for step in steps { w.u8(step == .review ? 0 : step == .confirm ? 1 : 2) }
             w.optional(heldUntil) { $0.timestamp($1) }
             w.varint(UInt64(edits))
+            // The proposal as its event encodes it; the schema byte first (2 when it is pinned).
+            w.u8(proposal.pinned == nil ? 1 : 2)
             EventCodec.encodePayload(.proposed(proposal), into: &w)
             return w.bytes
         }
@@ -73,7 +75,8 @@ public struct TodayProjection: Projection {
             }
             heldUntil = try r.optional { try $0.timestamp() }
             edits = Int(try r.varint())
-            guard case .proposed(let p) = try EventCodec.decodePayload(.actionProposed, &r) else {
+            let schema = try r.u8()
+            guard schema == 1 || schema == 2, case .proposed(let p) = try EventCodec.decodePayload(.actionProposed, version: schema, &r) else {
                 throw r.fail("not a proposal")
             }
             proposal = p
@@ -100,7 +103,7 @@ public struct TodayProjection: Projection {
             let id = try actionId(event)
             let item = Item(person: event.person, org: event.org, proposal: p, proposedAt: event.at, seq: event.seq)
             try store.insert(Self.items, key: Array(id.utf8), value: item.encoded)
-            try store.insert(Self.feed, key: item.feedKey(Policy.effectiveStakes(of: p, under: try policy(store))),
+            try store.insert(Self.feed, key: item.feedKey(Policy.requirements(of: p, under: try policy(store, org: event.org)).stakes),
                              value: item.feedValue(id))
         case .reviewed:
             try update(event, store) { $0.steps.append(.review) }
@@ -108,7 +111,7 @@ public struct TodayProjection: Projection {
             try update(event, store) { $0.steps.append(.confirm) }
         case .held(let h):
             let item = try update(event, store) { $0.heldUntil = h.until }
-            try store.put(Self.feed, key: item.feedKey(Policy.effectiveStakes(of: item.proposal, under: try policy(store))),
+            try store.put(Self.feed, key: item.feedKey(Policy.requirements(of: item.proposal, under: try policy(store, org: item.org)).stakes),
                           value: item.feedValue(try actionId(event)))
         case .edited(let e):
             try update(event, store) {
@@ -121,23 +124,23 @@ public struct TodayProjection: Projection {
             let id = try actionId(event)
             let item = try pending(id, event, store)
             try store.delete(Self.items, key: Array(id.utf8))
-            try store.delete(Self.feed, key: item.feedKey(Policy.effectiveStakes(of: item.proposal, under: try policy(store))))
+            try store.delete(Self.feed, key: item.feedKey(Policy.requirements(of: item.proposal, under: try policy(store, org: item.org)).stakes))
         case .policySet(let document):
-            try rerank(under: document, store)
+            try rerank(under: document, org: event.org, store)
         case .executed, .failed, .deviceLinked, .deviceRevoked, .storeCreated:
             break  // not pending: nothing in the feed changes
         }
     }
 
-    /// The policy the fold holds (the built-in one until the first `policy.set`).
-    static func policy(_ store: ProjectionStore) throws -> PolicyDocument {
-        try store.withValue(policyDB, key: policyKey) { b in
+    /// The policy the fold holds for `org` (the built-in one until its first `policy.set`).
+    static func policy(_ store: ProjectionStore, org: String) throws -> PolicyDocument {
+        try store.withValue(policyDB, key: policyKey + Array("/\(org)".utf8)) { b in
             var r = BinaryReader(b)
             return try EventCodec.readPolicy(&r)
         } ?? .builtIn
     }
 
-    private func policy(_ store: ProjectionStore) throws -> PolicyDocument { try Self.policy(store) }
+    private func policy(_ store: ProjectionStore, org: String) throws -> PolicyDocument { try Self.policy(store, org: org) }
 
     private func actionId(_ event: Event) throws -> String {
         guard let id = event.actionId else { throw LedgerError(.corruptEvent, "\(event.type.name) without an action id") }
@@ -165,18 +168,19 @@ public struct TodayProjection: Projection {
         return item
     }
 
-    /// Stores the new policy and moves every item whose effective stakes it changes.
-    private func rerank(under document: PolicyDocument, _ store: ProjectionStore) throws {
-        let old = try policy(store)
+    /// Stores `org`'s new policy and moves every item of that org whose stakes it changes.
+    private func rerank(under document: PolicyDocument, org: String, _ store: ProjectionStore) throws {
+        let old = try policy(store, org: org)
         var w = BinaryWriter(capacity: 64)
         EventCodec.writePolicy(document, &w)
-        try store.put(Self.policyDB, key: Self.policyKey, value: w.bytes)
+        try store.put(Self.policyDB, key: Self.policyKey + Array("/\(org)".utf8), value: w.bytes)
         guard old.raise != document.raise else { return }
         var moves: [(from: [UInt8], to: [UInt8], value: [UInt8])] = []
         try store.scan(Self.items) { k, v in
             let item = try Item(decoding: v)
-            let before = Policy.effectiveStakes(of: item.proposal, under: old)
-            let after = Policy.effectiveStakes(of: item.proposal, under: document)
+            guard item.org == org else { return true }
+            let before = Policy.requirements(of: item.proposal, under: old).stakes
+            let after = Policy.requirements(of: item.proposal, under: document).stakes
             if before != after {
                 moves.append((item.feedKey(before), item.feedKey(after), item.feedValue(String(decoding: k, as: UTF8.self))))
             }

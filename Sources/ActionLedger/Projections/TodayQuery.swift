@@ -100,11 +100,17 @@ extension ProjectionSnapshot {
         guard (1...1000).contains(q.limit) else { throw LedgerError(.invalidInput, "limit must be 1…1000, got \(q.limit)") }
         guard q.offset >= 0 else { throw LedgerError(.invalidInput, "offset must be ≥ 0") }
         let store = try store("today")
-        let policy = try TodayProjection.policy(store)
+        var policies: [String: PolicyDocument] = [:]
+        func policy(_ org: String) throws -> PolicyDocument {
+            if let p = policies[org] { return p }
+            let p = try TodayProjection.policy(store, org: org)
+            policies[org] = p
+            return p
+        }
         let prefix = ProjectionKeys.prefix(q.person)
         let after = try q.pageToken.map { try PageToken($0, length: 17) }
         var feed = TodayFeed(person: q.person, now: q.now, count: 0, items: [], nextPageToken: nil, drafts: [],
-                             autoShipped: (0, []), policyVersion: policy.version)
+                             autoShipped: (0, []), policyVersion: 0)
         var skipped = 0
         var lastKey: [UInt8]?
         var drafts: [String: [String: Int]] = [:]
@@ -126,7 +132,9 @@ extension ProjectionSnapshot {
                     try TodayProjection.Item(decoding: $0)
                 }
                 guard let item else { throw LedgerError(.projectionStale, "feed entry for missing action \(entry.actionId)") }
-                let stakes = Policy.effectiveStakes(of: item.proposal, under: policy)
+                let inForce = try policy(item.org)
+                feed.policyVersion = inForce.version
+                let stakes = Policy.requirements(of: item.proposal, under: inForce).stakes
                 let path = Policy.tapPath(for: stakes)
                 // The engine's own rule for taps counted under other stakes (Policy.progress).
                 let done = Policy.progress(item.steps.map { ActionState.TapRecord(step: $0, device: "", at: q.now, seq: 0) },

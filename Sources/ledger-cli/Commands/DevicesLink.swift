@@ -20,13 +20,13 @@ struct DevicesLink: LedgerSubcommand {
     @Option(help: "ios, web or cli.")
     var platform: Platform
 
-    @Option(help: "The organisation.")
-    var org = "default"
+    @Option(help: "The organisation; omitted, the device takes its person's (a person belongs to one org).")
+    var org: String?
 
     @OptionGroup var who: OperatorOptions
 
     func execute() throws {
-        try CommandRunner.run(.linkDevice(device: device, person: person, org: org, label: label, platform: platform),
+        try CommandRunner.run(.linkDevice(device: device, person: person, org: org ?? "", label: label, platform: platform),
                               commandId: who.commandId, actor: who.actor, global: global)
     }
 }

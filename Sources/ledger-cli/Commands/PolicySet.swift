@@ -12,8 +12,8 @@ struct PolicySet: LedgerSubcommand {
     @Argument(help: "The policy document (see Specs/schemas/policy.schema.json), or - for stdin.")
     var file: String
 
-    @Option(help: "The organisation.")
-    var org = "default"
+    @Option(help: "The organisation whose actions the policy governs (it applies to no other).")
+    var org: String
 
     @OptionGroup var who: OperatorOptions
 

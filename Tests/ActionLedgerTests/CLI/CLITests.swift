@@ -21,7 +21,7 @@ import Testing
     static let proposalJSON = #"{"action_id":"p1","org":"quinn-co","person":"quinn","specialist":{"name":"Sasha","agent":"content-onlyfans"},"surface":"onlyfans","kind":"publish_post","target":{"type":"feed","id":"of:quinn"},"stakes":"medium","confidence":0.7,"preview":{"text":"New set","assets":3,"price":9.99},"rationale":"peak hour"}"#
 
     func setUp() throws {
-        #expect(try ledger("devices", "link", "iphone", "--person", "quinn", "--label", "iPhone", "--platform", "ios").status == 0)
+        #expect(try ledger("devices", "link", "iphone", "--person", "quinn", "--org", "quinn-co", "--label", "iPhone", "--platform", "ios").status == 0)
         #expect(try ledger("devices", "link", "laptop", "--person", "quinn", "--label", "MBP", "--platform", "web").status == 0)
         #expect(try ledger("propose", "-", stdin: CLITests.proposalJSON).status == 0)
     }

@@ -98,16 +98,22 @@ import Testing
         #expect(tomorrow.events.last?.event.actor == Event.systemPolicyActor)
     }
 
+    /// Rules version 2: a policy that drops user verification applies to actions proposed
+    /// after it; one already waiting keeps the requirement it was proposed under.
     @Test func highStakesNeedsUserVerificationUnlessPolicySaysOtherwise() throws {
         let t = try ledger(), l = t.ledger!
         try l.run(.propose(proposal("a1", stakes: .high)))
-        try l.run(.tap(.review, actionId: "a1", device: "iphone"))
-        try l.run(.tap(.confirm, actionId: "a1", device: "iphone"))
+        for step in [TapStep.review, .confirm] { try l.run(.tap(step, actionId: "a1", device: "iphone")) }
         #expect(code { try l.run(.tap(.approve, actionId: "a1", device: "laptop")) } == .userVerificationRequired)
         try l.run(.setPolicy(PolicyDocument(userVerification: []), org: "quinn-co"))
-        let ok = try l.run(.tap(.approve, actionId: "a1", device: "laptop"))
+        #expect(code { try l.run(.tap(.approve, actionId: "a1", device: "laptop")) } == .userVerificationRequired)
+        try l.run(.propose(proposal("a2", stakes: .high)))
+        for step in [TapStep.review, .confirm] { try l.run(.tap(step, actionId: "a2", device: "iphone")) }
+        let ok = try l.run(.tap(.approve, actionId: "a2", device: "laptop"))
         #expect(ok.action?.decision?.policyVersion == 1)
         #expect(ok.action?.taps.map(\.device) == ["iphone", "iphone", "laptop"])
+        guard case .approved(let a)? = ok.events.last?.event.payload else { Issue.record("no approval"); return }
+        #expect(a.rulesVersion == Policy.rulesVersion && ok.events.last?.event.schemaVersion == 2)
     }
 
     @Test func holdExpiryAndOutcomes() throws {

@@ -75,7 +75,7 @@ let sampleEvents: [Event] = {
 
     @Test func unknownSchemaVersionInJSONIsRefused() throws {
         var o = try #require({ if case .object(let o) = sampleEvents[2].json() { return o } else { return nil } }())
-        o["schema_version"] = 2
+        o["schema_version"] = 9
         let error = try requireLedgerError(.invalidInput) { try Event(json: .object(o)) }
         #expect(error.message.contains("schema_version"))
     }

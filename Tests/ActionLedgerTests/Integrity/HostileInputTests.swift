@@ -110,7 +110,7 @@ import Testing
                 mutatedLine = Array(JSONMutator.set(doc, path.dropLast() + ["zz_unknown"], 1).serialized().utf8)
                 expectField = (path.dropLast() + ["zz_unknown"]).joined(separator: ".")
             case 2:
-                let weird: [(String, JSON)] = [("type", "action.teleported"), ("schema_version", 2), ("seq", 0), ("hash", "00")]
+                let weird: [(String, JSON)] = [("type", "action.teleported"), ("schema_version", 9), ("seq", 0), ("hash", "00")]
                 let (f, v) = weird[m.rng.int(weird.count)]
                 mutatedLine = Array(JSONMutator.set(doc, [f], v).serialized().utf8)
                 expectField = f

@@ -49,7 +49,7 @@ import Testing
         options.environment.mapSize = tiny
         try f.withLedger(options) { try $0.link("seed-phone") }
         let perWriter = 120
-        let finalHead = UInt64(1 + 2 + 2 * perWriter)
+        let finalHead = UInt64(1 + 1 + 2 + 2 * perWriter)  // store.created, the seed link, each writer's link, its events
         var children = try (0..<2).map { _ in try LedgerProcess.start(["stress", "read", "--db", f.db, "--until", "\(finalHead)"]) }
         children += try ["a", "b"].map {
             try LedgerProcess.start(["stress", "grow", "--db", f.db, "--map-size", "\(tiny)", "--count", "\(perWriter)", "--writer", $0])

@@ -17,7 +17,7 @@ import Testing
     static let queries: [[String]] = [["verify"], ["verify", "--deep"], ["export"], ["log"], ["show", "a1"], ["devices", "list"]]
     static let writes: [[String]] = [["approve", "a1", "--device", "iphone"], ["import", "x.jsonl"],
                                      ["devices", "link", "d9", "--person", "quinn", "--label", "x", "--platform", "ios"],
-                                     ["propose", "-"], ["policy", "set", "-"]]
+                                     ["propose", "-"], ["policy", "set", "-", "--org", "quinn-co"]]
 
     @Test func readOnlyQueriesLeaveTheDataFileIdenticalAndWritesAreRefused() throws {
         let f = try populatedStore()
@@ -115,7 +115,7 @@ import Testing
             try Data(batch.flatMap { $0 + [0x0A] }).write(to: URL(fileURLWithPath: batchFile))
             let b = try f.ledger(["propose", "--batch", batchFile, "--json"])
             #expect(b.status == 2 && b.stdout.contains("\"line\":\(bad + 1)") && b.stdout.contains("confidence"), "batch #\(i): \(b.stdout)")
-            let p = try f.ledger(["policy", "set", policyFile])
+            let p = try f.ledger(["policy", "set", policyFile, "--org", "quinn-co"])
             #expect(p.status == 2, "policy #\(i): \(p.stderr)")
             let k = rng.int(exportLines.count)
             let saved = exportLines[k]

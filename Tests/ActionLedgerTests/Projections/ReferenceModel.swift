@@ -12,6 +12,8 @@ struct ReferenceModel {
         var open = true
         var steps: [String] = []
         var heldUntil: Timestamp?
+        /// Rules version 2: the stakes the model gave it when proposed (a floor), when pinned.
+        var pinned: Stakes? = nil
     }
 
     struct Device: Equatable {
@@ -44,6 +46,7 @@ struct ReferenceModel {
         switch e.payload {
         case .proposed(let p):
             actions[e.actionId!] = Action(person: e.person, proposal: p, proposedAt: e.at, seq: e.seq)
+            actions[e.actionId!]!.pinned = p.pinned == nil ? nil : stakes(p)
         case .reviewed(let t), .confirmed(let t):
             version = t.policyVersion
             actions[e.actionId!]!.steps.append(e.type == .actionReviewed ? "review" : "confirm")
@@ -88,6 +91,9 @@ struct ReferenceModel {
         timeline[e.person, default: []].append((e.at, e.seq, e.type))
     }
 
+    /// An action's stakes now: the policy's raise, never below what it was pinned at.
+    func stakes(_ a: Action) -> Stakes { max(stakes(a.proposal), a.pinned ?? .low) }
+
     func stakes(_ p: Proposal) -> Stakes {
         var s = p.stakes
         for r in raise where (r.kind == nil || r.kind == p.kind) && (r.surface == nil || r.surface == p.surface) {
@@ -103,12 +109,12 @@ struct ReferenceModel {
                 && !(a.proposal.expiresAt.map { $0 <= now } ?? false)
         }
         return due.sorted { x, y in
-            let (sx, sy) = (stakes(x.value.proposal), stakes(y.value.proposal))
+            let (sx, sy) = (stakes(x.value), stakes(y.value))
             if sx != sy { return sx > sy }
             if x.value.proposedAt != y.value.proposedAt { return x.value.proposedAt < y.value.proposedAt }
             return x.value.seq < y.value.seq
         }.map { id, a in
-            let s = stakes(a.proposal)
+            let s = stakes(a)
             let path = s == .low ? ["approve"] : s == .medium ? ["review", "approve"] : ["review", "confirm", "approve"]
             // Taps match the path in order; one of a step this path lacks was made under other stakes.
             var done = 0

@@ -45,7 +45,8 @@ struct ScenarioFill {
         }
         func byDefault(_ key: String, _ value: JSON) { if o[key] == nil { o[key] = value } }
         byDefault("seq", .number(Double(seq)))
-        byDefault("schema_version", .number(Double(type.schemaVersion)))
+        // Given events are of schema 1 (rules version 1) unless the scenario says otherwise.
+        byDefault("schema_version", 1)
         byDefault("at", .string(ScenarioFill.start.adding(milliseconds: Int64(seq - 1) * 60_000).iso8601))
         byDefault("device", .null)
         byDefault("command_id", .string("given-\(seq)"))
