@@ -29,7 +29,13 @@ public struct DecisionReplay {
     }
 
     public private(set) var report = Report()
+    /// The policy judging the current event: the latest of any org under rules version 1,
+    /// the event's org's under rules version 2 (policy.md `policy.org`).
     private var policy = PolicyDocument.builtIn
+    private var latest = PolicyDocument.builtIn
+    private var policies: [String: PolicyDocument] = [:]
+    /// The org each person is bound to (policy.md `person.one_org`).
+    private var personOrgs: [String: String] = [:]
     private var devices: [String: DeviceState] = [:]
     private var live: [String: ActionState] = [:]
     private var day: Int64 = .min
@@ -103,10 +109,13 @@ public struct DecisionReplay {
             if judge, event.seq != 1 { throw fail("store.created", "store.created is only ever the first event") }
             return nil
         case .policySet(let p):
-            if judge, p.version != policy.version + 1 {
-                throw fail("policy.version", "policy v\(p.version) does not follow v\(policy.version)", .invalidInput)
+            // Versions run per org (rules 2); a store written before ran them across orgs.
+            let own = policies[event.org]?.version ?? 0
+            if judge, p.version != own + 1, p.version != latest.version + 1 {
+                throw fail("policy.version", "policy v\(p.version) of \(event.org) does not follow v\(own)", .invalidInput)
             }
-            policy = p
+            latest = p
+            policies[event.org] = p
             return nil
         case .deviceLinked(let d):
             if judge {
@@ -115,6 +124,7 @@ public struct DecisionReplay {
                     if let problem = FieldReader.identifierProblem(id) { throw fail("device.link", "\(what) \(problem)", .invalidInput) }
                 }
             }
+            if personOrgs[event.person] == nil { personOrgs[event.person] = event.org }
             devices[d.device] = DeviceState(device: d.device, person: event.person, org: event.org, label: d.label,
                                             platform: d.platform, linkedAt: event.at, revokedAt: nil)
             return nil
@@ -141,6 +151,13 @@ public struct DecisionReplay {
                                       _ fail: (String, String, LedgerError.Code?) -> Mismatch) throws -> String? {
         guard let id = event.actionId else { throw fail("action.id", "an action event without an action id", .corruptEvent) }
         if case .proposed(let p) = event.payload {
+            let rules = p.pinned?.rulesVersion ?? 1
+            policy = rules >= 2 ? policies[event.org] ?? .builtIn : latest
+            if judge, rules >= 2, let bound = personOrgs[event.person], bound != event.org {
+                throw fail("person.one_org", "a proposal for \(event.person) under \(event.org); the person belongs to another org",
+                           .orgMismatch)
+            }
+            if personOrgs[event.person] == nil { personOrgs[event.person] = event.org }
             if judge {
                 if try live[id] != nil || reader.seqs(in: reader.dbs.actionSeqs, of: id).contains(where: { $0 < event.seq }) {
                     throw fail("action.propose", "action \(id) was already proposed", .duplicateAction)
@@ -183,6 +200,7 @@ public struct DecisionReplay {
         // Each event is judged under the rules version it recorded; holds, edits and
         // outcomes record none and take their action's (1 for actions proposed before).
         let rules = event.payload.rulesVersion ?? state.proposal.pinned?.rulesVersion ?? 1
+        policy = rules >= 2 ? policies[state.org] ?? .builtIn : latest
         guard rules <= Policy.rulesVersion else {
             throw fail(Self.claimedRule(event), "rules version \(rules) is unknown to this build (it judges 1…\(Policy.rulesVersion))", nil)
         }

@@ -90,3 +90,34 @@ import Testing
         #expect(try l.read { try $0.head().seq } == 6)  // 3 links, the proposal, the approval, the revocation
     }
 }
+
+extension BoundaryTests {
+    /// Replay judges rules-version-2 events under their own org's policy: a store where two
+    /// orgs set different policies replays clean, and a proposal smuggled in for a person
+    /// under another org is named.
+    @Test func replayJudgesEachOrgUnderItsOwnPolicy() throws {
+        let t = try store(), l = t.ledger!
+        try l.run(.setPolicy(PolicyDocument(userVerification: []), org: "other-co"))
+        try l.run(.linkDevice(device: "mia-phone", person: "mia", org: "other-co", label: "M", platform: .ios))
+        for (id, person, device) in [("q1", "quinn", "iphone"), ("m1", "mia", "mia-phone")] {
+            var p = proposal(id, person: person, stakes: .high)
+            p.org = person == "quinn" ? "quinn-co" : "other-co"
+            try l.run(.propose(p))
+            for step in [TapStep.review, .confirm] { try l.run(.tap(step, actionId: id, device: device)) }
+        }
+        // Mia's org needs no Face ID; Quinn's still does.
+        try l.run(.tap(.approve, actionId: "m1", device: "mia-phone"))
+        try l.run(.tap(.approve, actionId: "q1", device: "iphone", userVerified: true))
+        let report = try l.replayDecisions()
+        #expect(report.mismatch == nil)
+        #expect(report.byRule[Policy.Rule.highThreeTaps] == 2)
+
+        var forged = proposal("x1", person: "mia")
+        forged.proposal.pinned = Policy.pin(forged.proposal, under: .builtIn)
+        let seq = try l.read { try $0.head().seq } + 1
+        try l.append(verbatim: [(Event(seq: seq, at: t0, actor: "specialist:Sasha", commandId: "cmd-x1", org: "quinn-co",
+                                       person: "mia", actionId: "x1", payload: .proposed(forged.proposal)), nil)])
+        let m = try l.replayDecisions().mismatch
+        #expect(m?.seq == seq && m?.rule == "person.one_org" && m?.code == "org_mismatch")
+    }
+}
