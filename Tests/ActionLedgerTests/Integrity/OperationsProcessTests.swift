@@ -8,7 +8,7 @@ import Testing
 
     @Test func backupWhileAWriterRunsIsAConsistentVerifiablePrefix() throws {
         let f = try ProcessFixture("backup")
-        let (writer, out) = try LedgerProcess.start(["stress", "torture", "--db", f.db])
+        let (writer, out) = try LedgerProcess.startStress(["torture", "--db", f.db])
         defer {
             kill(writer.processIdentifier, SIGKILL)
             writer.waitUntilExit()
@@ -50,9 +50,9 @@ import Testing
         try f.withLedger(options) { try $0.link("seed-phone") }
         let perWriter = 120
         let finalHead = UInt64(1 + 2 + 2 * perWriter)
-        var children = try (0..<2).map { _ in try LedgerProcess.start(["stress", "read", "--db", f.db, "--until", "\(finalHead)"]) }
+        var children = try (0..<2).map { _ in try LedgerProcess.startStress(["read", "--db", f.db, "--until", "\(finalHead)"]) }
         children += try ["a", "b"].map {
-            try LedgerProcess.start(["stress", "grow", "--db", f.db, "--map-size", "\(tiny)", "--count", "\(perWriter)", "--writer", $0])
+            try LedgerProcess.startStress(["grow", "--db", f.db, "--map-size", "\(tiny)", "--count", "\(perWriter)", "--writer", $0])
         }
         let results = ProcessFixture.collect(children)
         #expect(results.allSatisfy { $0.status == 0 }, "\(results)")

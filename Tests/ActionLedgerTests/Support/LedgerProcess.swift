@@ -2,9 +2,15 @@ import Foundation
 
 /// Runs the built `ledger` binary (it sits beside the test bundle in the build folder).
 enum LedgerProcess {
-    static var binary: String {
+    static var binary: String { built("ledger") }
+
+    /// The test and measurement workers (Tests/LedgerStress), a binary of their own so the
+    /// shipped `ledger` cannot append synthetic events.
+    static var stressBinary: String { built("ledger-stress") }
+
+    static func built(_ name: String) -> String {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("ledger").path
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
     struct Output {
@@ -38,6 +44,15 @@ enum LedgerProcess {
 
     /// Starts `ledger args…` without waiting.
     static func start(_ args: [String], environment: [String: String] = [:]) throws -> (Process, Pipe) {
+        try start(binary: binary, args, environment: environment)
+    }
+
+    /// Starts `ledger-stress args…` (a worker: torture, contend, grow, read, fill) without waiting.
+    static func startStress(_ args: [String], environment: [String: String] = [:]) throws -> (Process, Pipe) {
+        try start(binary: stressBinary, args, environment: environment)
+    }
+
+    static func start(binary: String, _ args: [String], environment: [String: String]) throws -> (Process, Pipe) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = args
