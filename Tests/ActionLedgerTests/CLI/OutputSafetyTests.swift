@@ -91,4 +91,17 @@ import Testing
         #expect(refused.stderr.split(separator: "\n").count == 1)
         #expect(refused.stderr.contains(#"p1\nerror: nothing wrong"#))
     }
+
+    /// A store written before the identifier rule keeps being readable; its odd ids print escaped.
+    @Test func aLegacyIdStaysReadableAndPrintsEscaped() throws {
+        do {
+            // The library path takes a ProposalInput as given, as the engine did before the rule.
+            let legacy = try Ledger(path: db)
+            try legacy.run(.propose(proposal("of\u{00A0}1")))
+        }
+        let show = try ledger("show", "of\u{00A0}1")
+        #expect(show.status == 0)
+        #expect(show.stdout.hasPrefix(#"of\u{A0}1: Sasha"#))
+        #expect(try ledger("audit", "action", "of\u{00A0}1", "--json").status == 0)
+    }
 }
