@@ -35,10 +35,20 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Test and measurement workers (synthetic writes): built with the tests, not shipped in `ledger`.
+        .executableTarget(
+            name: "ledger-stress",
+            dependencies: [
+                "ActionLedger",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tests/LedgerStress",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "ActionLedgerTests",
-            // ledger-cli: process tests run the built `ledger` binary found beside the test bundle.
-            dependencies: ["ActionLedger", "CLMDB", "ledger-cli"],
+            // ledger-cli, ledger-stress: process tests run the built binaries found beside the test bundle.
+            dependencies: ["ActionLedger", "CLMDB", "ledger-cli", "ledger-stress"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -13,7 +13,7 @@ struct LedgerCLI: ParsableCommand {
             // Projections and queries (issue 3)
             Today.self, Audit.self, Activity.self, Rebuild.self, Projections.self,
             // Integrity and operations (issue 4)
-            Verify.self, Keygen.self, CheckpointCommand.self, Backup.self, Export.self, Import.self, Stress.self,
+            Verify.self, Keygen.self, CheckpointCommand.self, Backup.self, Export.self, Import.self,
         ]
     )
 }

@@ -163,6 +163,9 @@ enum CommandHandler {
         case .expire(let id):
             let s = try action(id)
             if let d = s.decision { throw Policy.alreadyDecided(s, d) }
+            if s.status == .expired {
+                throw LedgerError(.alreadyDecided, "action \(id) already expired", details: ["action_id": .string(id), "state": "expired"])
+            }
             guard s.status == .pending, let e = s.proposal.expiresAt, e <= now else {
                 throw LedgerError(.invalidInput, "action \(id) has not expired (expires_at: \(s.proposal.expiresAt?.iso8601 ?? "none"))")
             }

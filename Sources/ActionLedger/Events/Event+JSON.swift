@@ -33,10 +33,12 @@ extension Event {
         }
         let at = try r.timestamp("at")
         let actor = try r.string("actor", max: FieldReader.Limit.id)
-        let device = try r.optionalString("device", max: FieldReader.Limit.id)
-        let commandId = try r.string("command_id", max: FieldReader.Limit.id)
-        let org = try r.string("org", max: FieldReader.Limit.id)
-        let person = try r.string("person", max: FieldReader.Limit.id)
+        // Ids are read as strictly as new input (Specs/events.md, Identifier); only the
+        // actor may carry a specialist's display name (`specialist:<name>`).
+        let device = try r.optionalIdentifier("device")
+        let commandId = try r.identifier("command_id")
+        let org = try r.identifier("org")
+        let person = try r.identifier("person")
         let actionId = try r.optionalString("action_id", max: FieldReader.Limit.id)
         // The per-action index is keyed by it: action events need one, others have none.
         if typeName.hasPrefix("action.") != (actionId != nil) {

@@ -53,20 +53,40 @@ struct FieldReader {
         return s
     }
 
-    /// An identifier: 1…128 bytes, no control characters or spaces.
+    /// An identifier: 1…128 bytes of ASCII letters, digits and `-_.:@` (Specs/events.md).
     mutating func identifier(_ key: String) throws -> String {
         let s = try string(key, max: Limit.id)
         if let bad = FieldReader.identifierProblem(s) { throw fail(key, bad) }
         return s
     }
 
+    mutating func optionalIdentifier(_ key: String) throws -> String? {
+        guard let s = try optionalString(key, max: Limit.id) else { return nil }
+        if let bad = FieldReader.identifierProblem(s) { throw fail(key, bad) }
+        return s
+    }
+
+    /// Why `s` is not an identifier, or nil. The set is small on purpose: ids are printed
+    /// to auditors and compared by eye, so a character that can hide (a no-break space),
+    /// reorder text (U+202E) or look like another (a Cyrillic `а`) must not make two
+    /// different ids look the same. Only new input is checked; stored events stay readable.
     static func identifierProblem(_ s: String) -> String? {
         if s.isEmpty { return "must not be empty" }
         if s.utf8.count > Limit.id { return "is longer than \(Limit.id) bytes" }
-        if s.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) {
-            return "must not contain spaces or control characters"
+        if let bad = s.unicodeScalars.first(where: { !isIdentifierScalar($0) }) {
+            let hex = String(bad.value, radix: 16, uppercase: true)
+            return "must contain only ASCII letters, digits and - _ . : @ (found U+"
+                + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + ")"
         }
         return nil
+    }
+
+    static func isIdentifierScalar(_ c: Unicode.Scalar) -> Bool {
+        switch c.value {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true  // 0-9 A-Z a-z
+        case 0x2D, 0x5F, 0x2E, 0x3A, 0x40: true           // - _ . : @
+        default: false
+        }
     }
 
     mutating func optionalNumber(_ key: String) throws -> Double? {
@@ -144,4 +164,11 @@ struct FieldReader {
             throw fail(extra, "is not a known field")
         }
     }
+}
+
+/// The identifier rule (Specs/events.md) for callers outside the engine, e.g. the CLI's
+/// `--actor`: 1…128 bytes of ASCII letters, digits and `-_.:@`.
+public enum Identifier {
+    /// Why `s` is not an identifier, or nil when it is one.
+    public static func problem(_ s: String) -> String? { FieldReader.identifierProblem(s) }
 }

@@ -3,7 +3,8 @@ extension Proposal {
     init(fields r: inout FieldReader) throws {
         typealias L = FieldReader.Limit
         var s = try r.object("specialist")
-        let specialist = Specialist(name: try s.string("name", max: L.name), agent: try s.string("agent", max: L.name))
+        // The name is for display (escaped when printed); the agent is an id.
+        let specialist = Specialist(name: try s.string("name", max: L.name), agent: try s.identifier("agent"))
         try s.finish()
         let surface = try r.identifier("surface"), kind = try r.identifier("kind")
         var t = try r.object("target")
@@ -43,7 +44,7 @@ public struct ProposalInput: Sendable, Equatable {
         actionId = try r.identifier("action_id")
         org = try r.identifier("org")
         person = try r.identifier("person")
-        commandId = try r.optionalString("command_id", max: FieldReader.Limit.id)
+        commandId = try r.optionalIdentifier("command_id")
         proposal = try Proposal(fields: &r)
         try r.finish()
     }

@@ -36,9 +36,9 @@ struct Activity: LedgerSubcommand {
             return
         }
         for i in page.items {
-            print("#\(i.seq) \(i.at.iso8601) \(i.type.name)\(i.actionId.map { " \($0)" } ?? "") by \(i.actor)"
+            Human.line("#\(i.seq) \(i.at.iso8601) \(i.type.name)\(i.actionId.map { " \($0)" } ?? "") by \(i.actor)"
                 + "\(i.device.map { " on \($0)" } ?? ""): \(i.summary)")
         }
-        if let t = page.nextPageToken { print("… more: --page-token \(t)") }
+        if let t = page.nextPageToken { Human.line("… more: --page-token \(t)") }
     }
 }

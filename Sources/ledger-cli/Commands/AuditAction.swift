@@ -21,8 +21,8 @@ struct AuditAction: LedgerSubcommand {
         } else if format.csv {
             CSV.print(header: AuditEntry.csvHeader, rows: trail.trail.map(\.csvRow))
         } else {
-            print("\(trail.actionId): \(trail.state)")
-            for e in trail.trail { print("  " + AuditPrinter.line(e)) }
+            Human.line("\(trail.actionId): \(trail.state)")
+            for e in trail.trail { Human.line("  " + AuditPrinter.line(e)) }
         }
     }
 }

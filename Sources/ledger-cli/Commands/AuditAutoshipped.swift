@@ -33,9 +33,9 @@ struct AuditAutoshipped: LedgerSubcommand {
             return
         }
         let kinds = report.byKind.map { "\($0.count) \($0.kind)" }.joined(separator: ", ")
-        print("\(report.count) auto-shipped from \(w.from.iso8601) to \(w.to.iso8601)\(kinds.isEmpty ? "" : ": \(kinds)")")
+        Human.line("\(report.count) auto-shipped from \(w.from.iso8601) to \(w.to.iso8601)\(kinds.isEmpty ? "" : ": \(kinds)")")
         for r in report.items {
-            print("  #\(r.seq) \(r.at.iso8601) \(r.actionId) \(r.kind) on \(r.surface) by \(r.specialist.name) for \(r.person) "
+            Human.line("  #\(r.seq) \(r.at.iso8601) \(r.actionId) \(r.kind) on \(r.surface) by \(r.specialist.name) for \(r.person) "
                 + "(policy v\(r.policyVersion), \(r.rule), confidence \(r.confidence))")
         }
     }

@@ -26,7 +26,7 @@ struct AuditDevices: LedgerSubcommand {
             for d in devices {
                 let seen = d.lastSeen.map { "last seen \($0.iso8601)" } ?? "never used"
                 let state = d.revokedAt.map { "revoked \($0.iso8601)" } ?? "active"
-                print("\(d.device)\t\(d.person)\t\(d.platform.rawValue)\t\(d.label)\t\(seen)\t\(state)")
+                Human.row([d.device, d.person, d.platform.rawValue, d.label, seen, state])
             }
         }
     }

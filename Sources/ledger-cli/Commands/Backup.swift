@@ -34,7 +34,7 @@ struct Backup: LedgerSubcommand {
             Output.json(["path": .string(dest), "events": .number(Double(head.seq)), "head_hash": .string(head.hash.hex),
                          "bytes": .number(Double(size))])
         } else {
-            print("backed up \(head.seq) events to \(dest) (\(size) bytes); check it with: LEDGER_DB=\(dest) ledger verify")
+            Human.line("backed up \(head.seq) events to \(dest) (\(size) bytes); check it with: LEDGER_DB=\(dest) ledger verify")
         }
     }
 }

@@ -19,7 +19,7 @@ struct DevicesList: LedgerSubcommand {
         }
         for d in devices {
             let status = d.revokedAt.map { "revoked \($0.iso8601)" } ?? "active"
-            print("\(d.device)\t\(d.person)\t\(d.platform.rawValue)\t\(d.label)\t\(status)")
+            Human.row([d.device, d.person, d.platform.rawValue, d.label, status])
         }
     }
 }

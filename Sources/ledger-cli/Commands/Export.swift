@@ -35,7 +35,7 @@ struct Export: LedgerSubcommand {
         if let out {
             fsync(fd)
             if global.json { Output.json(["path": .string(out), "events": .number(Double(count))]) }
-            else { print("exported \(count) events to \(out)") }
+            else { Human.line("exported \(count) events to \(out)") }
         }
     }
 }

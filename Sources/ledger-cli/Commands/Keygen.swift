@@ -12,14 +12,27 @@ struct Keygen: LedgerSubcommand {
     var out: String
 
     func execute() throws {
+        // Both names are checked before either file is written: a refusal leaves no orphan
+        // `.key` behind. (O_EXCL in KeyFile.create still guards the race with another writer.)
+        for path in [out + ".key", out + ".pub"] {
+            var st = stat()
+            if lstat(path, &st) == 0 {
+                throw LedgerError(.invalidInput, "\(path) already exists; keys are never overwritten", details: ["path": .string(path)])
+            }
+        }
         let key = CheckpointSigningKey()
         try KeyFile.create(out + ".key", key.json.serialized() + "\n", mode: 0o600)
-        try KeyFile.create(out + ".pub", key.publicKey.json.serialized() + "\n", mode: 0o644)
+        do {
+            try KeyFile.create(out + ".pub", key.publicKey.json.serialized() + "\n", mode: 0o644)
+        } catch {
+            unlink(out + ".key")  // lost a race for the .pub name: take back the half-written pair
+            throw error
+        }
         if global.json {
             Output.json(["key_id": .string(key.publicKey.keyId), "private_key_file": .string(out + ".key"),
                          "public_key_file": .string(out + ".pub")])
         } else {
-            print("key \(key.publicKey.keyId): private \(out).key (mode 0600), public \(out).pub")
+            Human.line("key \(key.publicKey.keyId): private \(out).key (mode 0600), public \(out).pub")
         }
     }
 }

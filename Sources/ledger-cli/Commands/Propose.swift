@@ -41,7 +41,7 @@ struct Propose: LedgerSubcommand {
                              "first_seq": results.first?.events.first.map { .number(Double($0.seq)) } ?? .null,
                              "last_seq": results.last?.events.last.map { .number(Double($0.seq)) } ?? .null])
             } else {
-                print("recorded \(results.count) proposals (\(autoShipped) auto-shipped) in one transaction")
+                Human.line("recorded \(results.count) proposals (\(autoShipped) auto-shipped) in one transaction")
             }
             return
         }

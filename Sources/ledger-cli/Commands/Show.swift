@@ -25,13 +25,13 @@ struct Show: LedgerSubcommand {
             return
         }
         let p = state.proposal
-        print("\(state.actionId): \(p.specialist.name) (\(p.specialist.agent)) → \(p.kind) on \(p.surface) for \(state.person)")
-        print("  \"\(p.preview.text)\"")
+        Human.line("\(state.actionId): \(p.specialist.name) (\(p.specialist.agent)) → \(p.kind) on \(p.surface) for \(state.person)")
+        Human.line("  \"\(p.preview.text)\"")
         let effective = Policy.effectiveStakes(of: p, under: policy)
-        print("  stakes \(effective.rawValue)\(effective != p.stakes ? " (raised from \(p.stakes.rawValue))" : ""), "
+        Human.line("  stakes \(effective.rawValue)\(effective != p.stakes ? " (raised from \(p.stakes.rawValue))" : ""), "
             + "confidence \(p.confidence), state \(state.displayState(now: at)), "
             + (Policy.nextTap(state, under: policy).map { "next tap: \($0.rawValue)" } ?? "no tap needed"))
-        print("  trail:")
-        for e in events { print("    " + ResultPrinter.describe(e.event)) }
+        Human.line("  trail:")
+        for e in events { Human.line("    " + ResultPrinter.describe(e.event)) }
     }
 }

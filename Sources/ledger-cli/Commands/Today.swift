@@ -32,22 +32,22 @@ struct Today: LedgerSubcommand {
             Output.json(feed.json)
             return
         }
-        print("\(feed.headline) (\(person), \(now.iso8601))")
+        Human.line("\(feed.headline) (\(person), \(now.iso8601))")
         for item in feed.items {
             let p = item.proposal
             var line = "  [\(item.stakes.rawValue)] \(item.actionId): \(p.specialist.name) → \(p.kind) on \(p.surface) — "
                 + "next tap: \(item.nextTap.rawValue) (\(item.tapsDone)/\(item.tapsNeeded)), confidence \(p.confidence)"
             if let e = p.expiresAt { line += ", expires \(e.iso8601)" }
-            print(line)
-            print("      \"\(p.preview.text)\" — why now: \(p.rationale)")
+            Human.line(line)
+            Human.line("      \"\(p.preview.text)\" — why now: \(p.rationale)")
         }
-        if let t = feed.nextPageToken { print("  … more: --page-token \(t)") }
+        if let t = feed.nextPageToken { Human.line("  … more: --page-token \(t)") }
         for d in feed.drafts {
             let kinds = d.byKind.map { "\($0.count) \($0.kind)" }.joined(separator: ", ")
-            print("  \(d.specialist) drafted \(d.count) (\(kinds))")
+            Human.line("  \(d.specialist) drafted \(d.count) (\(kinds))")
         }
         let shipped = feed.autoShipped
         let kinds = shipped.byKind.map { "\($0.count) \($0.kind)" }.joined(separator: ", ")
-        print("  auto-shipped in the last 24h: \(shipped.count)\(kinds.isEmpty ? "" : " (\(kinds))")")
+        Human.line("  auto-shipped in the last 24h: \(shipped.count)\(kinds.isEmpty ? "" : " (\(kinds))")")
     }
 }

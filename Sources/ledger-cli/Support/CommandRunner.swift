@@ -13,7 +13,15 @@ struct OperatorOptions: ParsableArguments {
 
 enum CommandRunner {
     /// Opens the ledger for writing, runs `command` at the engine clock and prints the result.
+    /// The actor and a policy's org are identifiers like every other id (Specs/events.md):
+    /// checked here, before the store is opened, so nothing is written on a bad one.
     static func run(_ command: Command, commandId: String?, actor: String = "operator", global: GlobalOptions) throws {
+        if let bad = Identifier.problem(actor) {
+            throw LedgerError(.invalidInput, "--actor \(bad)", details: ["field": "actor"])
+        }
+        if case .setPolicy(_, let org) = command, let bad = Identifier.problem(org) {
+            throw LedgerError(.invalidInput, "--org \(bad)", details: ["field": "org"])
+        }
         let ledger = try global.open(write: true)
         let now = try global.now(ledger)
         let result = try ledger.execute(CommandRequest(command, commandId: commandId, now: now, actor: actor))

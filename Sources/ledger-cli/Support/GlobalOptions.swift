@@ -19,6 +19,9 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Opens the ledger; `write` commands refuse `--read-only` before touching the file.
+    /// Commands that only read open it `MDB_RDONLY` themselves, with or without
+    /// `--read-only`: a query never needs write access (a file the user cannot write, a
+    /// read-only mount), and an audit's queries cannot change the store they audit.
     func open(write: Bool) throws -> Ledger {
         if write && readOnly {
             throw LedgerError(.readOnly, "this command writes; it cannot run with --read-only")
@@ -26,7 +29,7 @@ struct GlobalOptions: ParsableArguments {
         if !write && !FileManager.default.fileExists(atPath: path) {
             throw LedgerError(.invalidInput, "no ledger at \(path) (set --db or LEDGER_DB)")
         }
-        return try Ledger(path: path, options: Ledger.Options(readOnly: readOnly))
+        return try Ledger(path: path, options: Ledger.Options(readOnly: readOnly || !write))
     }
 
     /// The engine clock for `ledger`: the system time, or `LEDGER_NOW` when the store was

@@ -1,6 +1,9 @@
 import ActionLedger
 import ArgumentParser
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A `ledger` subcommand: its work goes in `execute()`; `run()` turns a refusal into a
 /// one-line message on stderr (and the JSON error on stdout with `--json`) and the
@@ -13,6 +16,7 @@ protocol LedgerSubcommand: ParsableCommand {
 extension LedgerSubcommand {
     func run() throws {
         do {
+            try Arguments.checkUTF8()
             try execute()
         } catch let error as LedgerError {
             throw Output.fail(error, json: global.json)
@@ -38,17 +42,43 @@ enum Output {
     }
 
     static func fail(_ error: LedgerError, json: Bool) -> ExitCode {
-        stderr("error: \(error.message) [\(error.code.rawValue)]")
+        // The message may quote input (an id, a path): escaped like all human output.
+        stderr("error: \(Human.escape(error.message)) [\(error.code.rawValue)]")
         if json { line(error.json) }
         return ExitCode(error.code.exitStatus)
     }
 
-    /// Reads a whole file, or stdin for `-`.
+    /// Reads a whole file, or stdin for `-`, with read(2) until end of file: FIFOs and
+    /// `<(…)` process substitution work (they have no size to ask for up front), and a
+    /// failure names the OS reason.
     static func read(_ path: String) throws -> [UInt8] {
-        if path == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw LedgerError(.invalidInput, "cannot read \(path)")
+        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw LedgerError(.invalidInput, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { if fd != 0 { close(fd) } }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return bytes }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw LedgerError(.invalidInput, "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            bytes.append(contentsOf: chunk[0..<n])
         }
-        return Array(data)
+    }
+}
+
+enum Arguments {
+    /// Refuses an argument that is not valid UTF-8. Swift's `CommandLine.arguments` would
+    /// repair it to U+FFFD, and `edit --text` would then store a preview nobody wrote.
+    static func checkUTF8() throws {
+        for i in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[i] else { continue }
+            if String(validatingCString: raw) == nil {
+                throw LedgerError(.invalidInput, "argument \(i) is not valid UTF-8; it is refused, not repaired",
+                                  details: ["argument": .number(Double(i))])
+            }
+        }
     }
 }

@@ -90,8 +90,8 @@ enum AuditPrinter {
         } else if csv {
             CSV.print(header: AuditEntry.csvHeader, rows: listing.entries.map(\.csvRow))
         } else {
-            for e in listing.entries { Swift.print(line(e)) }
-            if let t = listing.nextPageToken { Swift.print("… more: --page-token \(t)") }
+            for e in listing.entries { Human.line(line(e)) }
+            if let t = listing.nextPageToken { Human.line("… more: --page-token \(t)") }
         }
     }
 }
@@ -111,6 +111,11 @@ struct AuditListingOptions: ParsableArguments {
     /// Lists `index` in the window (`defaultSince` when no window option is given; nil: all time).
     func run(_ index: AuditIndex, defaultSince: Int64? = nil, global: GlobalOptions) throws {
         let ledger = try global.open(write: false)
+        // An empty listing must mean "did nothing", never "no such device": a typo in an
+        // auditor's query would otherwise read as a clean record.
+        if case .device(let id) = index, try ledger.read({ try $0.deviceState(id) }) == nil {
+            throw LedgerError(.unknownDevice, "device \(id) was never linked", details: ["device": .string(id)])
+        }
         let w = try window.window(now: try time.resolve(global, ledger), defaultSince: defaultSince)
         let listing = try ledger.query { try $0.audit(index, in: w, limit: limit, pageToken: pageToken) }
         AuditPrinter.print(listing, global: global, csv: format.csv)

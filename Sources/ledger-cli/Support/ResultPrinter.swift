@@ -1,6 +1,6 @@
 import ActionLedger
 
-/// Prints a command's result: the JSON form with `--json`, else one line per event.
+/// Prints a command's result: the JSON form with `--json`, else one line per event (escaped: ``Human``).
 enum ResultPrinter {
     static func print(_ result: CommandResult, ledger: Ledger, now: Timestamp, json: Bool) throws {
         let policy = try ledger.read { try $0.policy() }
@@ -9,15 +9,15 @@ enum ResultPrinter {
             return
         }
         if result.replayed {
-            Swift.print("↺ command \(result.commandId) already ran: nothing appended; its events were:")
+            Human.line("↺ command \(result.commandId) already ran: nothing appended; its events were:")
         }
         if result.duplicateTap {
-            Swift.print("= tap already counted on this content: nothing appended")
+            Human.line("= tap already counted on this content: nothing appended")
         }
-        for e in result.events { Swift.print(describe(e.event)) }
+        for e in result.events { Human.line(describe(e.event)) }
         if let a = result.action {
             let next = Policy.nextTap(a, under: policy).map { "next tap: \($0.rawValue)" } ?? "no tap needed"
-            Swift.print("  \(a.actionId) is \(a.displayState(now: now)); \(next)")
+            Human.line("  \(a.actionId) is \(a.displayState(now: now)); \(next)")
         }
     }
 

@@ -14,9 +14,9 @@ import Testing
             for p in 0..<Self.processes { for t in 0..<Self.threads { try l.link("dev-\(p)-\(t)") } }
             for (i, id) in actions.enumerated() { try l.run(.propose(proposal(id, stakes: i % 2 == 0 ? .low : .medium))) }
         }
-        let args = { (p: Int) in ["stress", "contend", "--db", f.db, "--process", "\(p)", "--threads", "\(Self.threads)",
+        let args = { (p: Int) in ["contend", "--db", f.db, "--process", "\(p)", "--threads", "\(Self.threads)",
                                   "--actions", actions.joined(separator: ","), "--seed", "\(p * 7 + 1)"] }
-        let first = try ProcessFixture.collect(try (0..<Self.processes).map { try LedgerProcess.start(args($0)) })
+        let first = try ProcessFixture.collect(try (0..<Self.processes).map { try LedgerProcess.startStress(args($0)) })
         #expect(first.allSatisfy { $0.status == 0 && !$0.signalled }, "\(first.map { "\($0.status) \($0.stderr)" })")
         let lines = try first.flatMap { r in try r.stdout.split(separator: "\n").map { try JSONParser.parse(String($0)) } }
         #expect(lines.count == Self.processes * Self.threads * actions.count * 3)
@@ -52,7 +52,7 @@ import Testing
         #expect(decidedOk == actions.count)
 
         // Offline-queue replay: every command again with the same ids appends nothing.
-        let replay = try ProcessFixture.collect(try (0..<Self.processes).map { try LedgerProcess.start(args($0)) })
+        let replay = try ProcessFixture.collect(try (0..<Self.processes).map { try LedgerProcess.startStress(args($0)) })
         #expect(replay.allSatisfy { $0.status == 0 && !$0.signalled }, "\(replay.map { "\($0.status) \($0.stderr)" })")
         #expect(try f.withLedger { try $0.read { try $0.head() } } == head)
         for r in replay {

@@ -24,7 +24,7 @@ import Testing
                 db = dir.appendingPathComponent("l-\(i / 100).lmdb").path
                 acknowledged = [:]
             }
-            let child = try LedgerProcess.start(["stress", "torture", "--db", db])
+            let child = try LedgerProcess.startStress(["torture", "--db", db])
             // Mostly short delays (inside startup, open and the first commits), sometimes longer.
             let delay = rng.int(10) == 0 ? 50_000 + rng.int(200_000) : rng.int(60_000)
             usleep(UInt32(delay))

@@ -8,7 +8,7 @@ import Testing
 
     @Test func backupWhileAWriterRunsIsAConsistentVerifiablePrefix() throws {
         let f = try ProcessFixture("backup")
-        let writer = try LedgerProcess.start(["stress", "torture", "--db", f.db])
+        let writer = try LedgerProcess.startStress(["torture", "--db", f.db])
         defer { writer.kill() }
         // Wait for the writer's first acknowledgement, then copy several times while it runs.
         try waitUntil("the first acknowledgement of `\(writer.label)`") { !writer.stdoutSoFar.isEmpty || !writer.isRunning }
@@ -50,9 +50,9 @@ import Testing
         try f.withLedger(options) { try $0.link("seed-phone") }
         let perWriter = 120
         let finalHead = UInt64(1 + 1 + 2 + 2 * perWriter)  // store.created, the seed link, each writer's link, its events
-        var children = try (0..<2).map { _ in try LedgerProcess.start(["stress", "read", "--db", f.db, "--until", "\(finalHead)"]) }
+        var children = try (0..<2).map { _ in try LedgerProcess.startStress(["read", "--db", f.db, "--until", "\(finalHead)"]) }
         children += try ["a", "b"].map {
-            try LedgerProcess.start(["stress", "grow", "--db", f.db, "--map-size", "\(tiny)", "--count", "\(perWriter)", "--writer", $0])
+            try LedgerProcess.startStress(["grow", "--db", f.db, "--map-size", "\(tiny)", "--count", "\(perWriter)", "--writer", $0])
         }
         let results = try ProcessFixture.collect(children)
         #expect(results.allSatisfy { $0.status == 0 && !$0.signalled }, "\(results)")

@@ -2,9 +2,15 @@ import Foundation
 
 /// Runs the built `ledger` binary (it sits beside the test bundle in the build folder).
 enum LedgerProcess {
-    static var binary: String {
+    static var binary: String { built("ledger") }
+
+    /// The test and measurement workers (Tests/LedgerStress), a binary of their own so the
+    /// shipped `ledger` cannot append synthetic events.
+    static var stressBinary: String { built("ledger-stress") }
+
+    static func built(_ name: String) -> String {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("ledger").path
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
     struct Output {
@@ -27,5 +33,11 @@ enum LedgerProcess {
     /// Starts `ledger args…` without waiting; finish it with ``Child/finish(within:)``.
     static func start(_ args: [String], environment: [String: String] = [:]) throws -> Child {
         try Child(binary, args, environment: environment, label: (["ledger"] + args).joined(separator: " "))
+    }
+
+    /// Starts `ledger-stress args…` (a test worker: torture, contend, grow, read, fill),
+    /// which is built for the tests and never shipped in `ledger`.
+    static func startStress(_ args: [String], environment: [String: String] = [:]) throws -> Child {
+        try Child(stressBinary, args, environment: environment, label: (["ledger-stress"] + args).joined(separator: " "))
     }
 }

@@ -2,13 +2,34 @@ import ActionLedger
 import ArgumentParser
 import Foundation
 
-/// Hidden workers for the crash, contention and map-growth tests and for measurements.
-/// Not for operators: they write synthetic data.
-struct Stress: ParsableCommand {
+/// Workers for the crash, contention and map-growth tests and for measurements. They
+/// write synthetic data, so they are a tool of their own, built with the tests
+/// (`swift build --build-tests`, or `--product ledger-stress`), never part of `ledger`.
+@main
+struct LedgerStress: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Test and measurement workers (hidden).",
-        shouldDisplay: false,
+        commandName: "ledger-stress",
+        abstract: "ActionLedger test and measurement workers (writes synthetic data; not for real stores).",
         subcommands: [StressTorture.self, StressContend.self, StressGrow.self, StressRead.self, StressFill.self])
+}
+
+/// `--db`, as the workers' parents pass it.
+struct StoreOptions: ParsableArguments {
+    @Option(help: "The ledger file.") var db: String
+
+    var path: String { db }
+
+    /// Opens the store for writing.
+    func open() throws -> Ledger { try Ledger(path: db) }
+
+    /// `LEDGER_NOW` when set (the tests fix the clock), else the system time.
+    func now() throws -> Timestamp {
+        if let fixed = ProcessInfo.processInfo.environment["LEDGER_NOW"] {
+            guard let t = Timestamp(iso8601: fixed) else { throw ValidationError("LEDGER_NOW is not an ISO-8601 time") }
+            return t
+        }
+        return Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+    }
 }
 
 /// Writes `text` to stdout at once (no buffering): a line printed is a line the parent sees.
@@ -42,14 +63,14 @@ func ensureDevice(_ ledger: Ledger, _ device: String, now: Timestamp) throws {
 
 /// The crash test's child: proposes and approves in a loop, printing `SEQ HASH` for each
 /// event only after the commit that holds it returned (so every printed line is durable).
-struct StressTorture: LedgerSubcommand {
+struct StressTorture: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "torture", abstract: "Append and approve until killed.")
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var global: StoreOptions
     @Option(help: "Stop after this many rounds (default: until killed).") var rounds = Int.max
 
-    func execute() throws {
-        let ledger = try global.open(write: true)
-        let now = try global.now(ledger)
+    func run() throws {
+        let ledger = try global.open()
+        let now = try global.now()
         try ensureDevice(ledger, "torture-phone", now: now)
         let run = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         func ack(_ results: [CommandResult]) {
@@ -71,18 +92,18 @@ struct StressTorture: LedgerSubcommand {
 }
 
 /// Fills a ledger quickly for measurements: proposals and approvals in batches.
-struct StressFill: LedgerSubcommand {
+struct StressFill: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "fill", abstract: "Append COUNT events in batches.")
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var global: StoreOptions
     @Option(help: "Events to append (about).") var count = 1_000_000
     @Flag(name: .customLong("unsafe-no-sync"), help: "MDB_NOSYNC for a throwaway fixture.") var noSync = false
 
-    func execute() throws {
+    func run() throws {
         var options = Ledger.Options()
         options.environment.unsafeNoSync = noSync
         options.environment.mapSize = 1 << 30
         let ledger = try Ledger(path: global.path, options: options)
-        let now = try global.now(ledger)
+        let now = try global.now()
         try ensureDevice(ledger, "fill-phone", now: now)
         let start = try ledger.read { try $0.head().seq }
         var n = 0

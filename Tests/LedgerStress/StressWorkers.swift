@@ -5,17 +5,17 @@ import Foundation
 /// The contention test's child: threads tap review, approve and dismiss on the same
 /// actions with deterministic command ids (so a rerun is an offline-queue replay), one
 /// JSON line per command on stdout.
-struct StressContend: LedgerSubcommand {
+struct StressContend: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "contend", abstract: "Race taps on shared actions.")
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var global: StoreOptions
     @Option(help: "This process's number.") var process: Int
     @Option(help: "Threads in this process.") var threads = 4
     @Option(help: "Comma-separated action ids.") var actions: String
     @Option(help: "Random seed for the order of operations.") var seed: UInt64 = 1
 
-    func execute() throws {
-        let ledger = try global.open(write: true)
-        let now = try global.now(ledger)
+    func run() throws {
+        let ledger = try global.open()
+        let now = try global.now()
         let ids = actions.split(separator: ",").map(String.init)
         let lock = NSLock()
         DispatchQueue.concurrentPerform(iterations: threads) { t in
@@ -57,18 +57,18 @@ struct StressContend: LedgerSubcommand {
 
 /// The map-growth test's writer: opens with a tiny map and appends large proposals one
 /// commit at a time, so the map must grow under it (and under the readers).
-struct StressGrow: LedgerSubcommand {
+struct StressGrow: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "grow", abstract: "Append big events from a tiny map.")
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var global: StoreOptions
     @Option(name: .customLong("map-size"), help: "Initial map size in bytes.") var mapSize = 256 << 10
     @Option(help: "Proposals to append.") var count = 500
     @Option(help: "Writer name (keeps action ids apart).") var writer = "w"
 
-    func execute() throws {
+    func run() throws {
         var options = Ledger.Options()
         options.environment.mapSize = mapSize
         let ledger = try Ledger(path: global.path, options: options)
-        let now = try global.now(ledger)
+        let now = try global.now()
         try ensureDevice(ledger, "grow-\(writer)", now: now)
         let text = String(repeating: "x", count: 8000)
         for i in 0..<count {
@@ -80,13 +80,13 @@ struct StressGrow: LedgerSubcommand {
 
 /// The map-growth test's reader: keeps reading snapshots (head, the event at the head, its
 /// stored hash) until the head reaches `until`; prints how many snapshots it read.
-struct StressRead: LedgerSubcommand {
+struct StressRead: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "read", abstract: "Read snapshots until a head seq.")
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var global: StoreOptions
     @Option(help: "Stop once the head reaches this seq.") var until: UInt64
     @Option(help: "Give up after this many seconds.") var timeout: Double = 300
 
-    func execute() throws {
+    func run() throws {
         let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
         let deadline = Date().addingTimeInterval(timeout)
         var reads = 0
