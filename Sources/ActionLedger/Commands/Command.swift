@@ -58,11 +58,7 @@ public struct CommandRequest: Sendable, Equatable {
         var g = SystemRandomNumberGenerator()
         let ms = UInt64(max(0, Date().timeIntervalSince1970 * 1000)) & 0xFFFF_FFFF_FFFF
         let a = ms << 16 | UInt64(g.next() as UInt16), b = g.next() as UInt64
-        func hex(_ v: UInt64) -> String {
-            let s = String(v, radix: 16)
-            return String(repeating: "0", count: 16 - s.count) + s
-        }
-        return "cmd-" + hex(a) + hex(b)
+        return "cmd-" + Hex.encode(a) + Hex.encode(b)
     }
 }
 
