@@ -152,6 +152,7 @@ public enum Keys {
         withUnsafeBytes(of: v.bigEndian) { Array($0) }
     }
 
+    /// The 8-byte big-endian number at `offset` (as ``u64(_:)`` wrote it).
     @inline(__always)
     public static func readU64(_ b: UnsafeRawBufferPointer, at offset: Int = 0) -> UInt64 {
         UInt64(bigEndian: b.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
@@ -160,14 +161,17 @@ public enum Keys {
     /// `prefix ‖ 0x00 ‖ u64`: ids never contain 0x00 (they are validated), so the
     /// separator keeps one id's entries together and ordered by the number.
     public static func composite(_ prefix: String, _ n: UInt64) -> [UInt8] {
-        var k = Array(prefix.utf8)
-        k.append(0)
+        var k = Self.prefix(prefix)
         k.append(contentsOf: u64(n))
         return k
     }
 
-    public static func prefix(_ prefix: String) -> [UInt8] {
-        var k = Array(prefix.utf8)
+    /// `id ‖ 0x00`: the prefix every key of one id starts with, in the log's indexes and
+    /// the projections alike.
+    public static func prefix(_ id: String) -> [UInt8] {
+        var k = [UInt8]()
+        k.reserveCapacity(id.utf8.count + 9)
+        k.append(contentsOf: id.utf8)
         k.append(0)
         return k
     }
