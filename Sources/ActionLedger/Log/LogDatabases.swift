@@ -1,5 +1,3 @@
-import CLMDB
-
 /// The log's own databases: the events, and the indexes written in the same transaction.
 ///
 /// The indexes are key ranges of **one** LMDB database, `log_index` (a range byte, then the
@@ -81,12 +79,12 @@ struct LogDatabases: Sendable {
             try txn.scan(old.database) { k, v in
                 // The head record has a range of its own, last.
                 if new.tag == current.meta.tag, k.elementsEqual(MetaKey.head) { return true }
-                try new.put(txn, key: k, value: v, flags: UInt32(MDB_APPEND))
+                try new.put(txn, key: k, value: v, flags: .append)
                 return true
             }
         }
         if let head = try legacy.head.get(txn, key: MetaKey.head) {
-            try current.head.put(txn, key: MetaKey.head, value: head, flags: UInt32(MDB_APPEND))
+            try current.head.put(txn, key: MetaKey.head, value: head, flags: .append)
         }
         for (old, _) in ranges { try txn.drop(old.database, delete: true) }
     }
@@ -123,7 +121,7 @@ struct LogIndex: Sendable {
         try withValue(txn, key: key) { Array($0) }
     }
 
-    func put(_ txn: Transaction, key: some Collection<UInt8>, value: some Collection<UInt8>, flags: UInt32 = 0) throws {
+    func put(_ txn: Transaction, key: some Collection<UInt8>, value: some Collection<UInt8>, flags: PutFlags = []) throws {
         try withKey(key) { k in try withBytes(value) { v in try txn.put(database, key: k, value: v, flags: flags) } }
     }
 

@@ -131,13 +131,13 @@ public final class Environment: @unchecked Sendable {
         while true {
             do {
                 return try attempt()
-            } catch let error as LMDBError where error.code == MDB_MAP_FULL {
+            } catch let error as LMDBError where error.code == LMDBError.mapFull {
                 try resizeLock.exclusive {
                     var info = MDB_envinfo()
                     try check(mdb_env_info(env, &info), "mdb_env_info")
                     try check(mdb_env_set_mapsize(env, info.me_mapsize * 2), "mdb_env_set_mapsize")
                 }
-            } catch let error as LMDBError where error.code == MDB_MAP_RESIZED {
+            } catch let error as LMDBError where error.code == LMDBError.mapResized {
                 try resizeLock.exclusive {
                     try check(mdb_env_set_mapsize(env, 0), "mdb_env_set_mapsize(0)")
                 }
