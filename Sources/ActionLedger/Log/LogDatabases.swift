@@ -3,7 +3,7 @@
 /// The indexes are key ranges of **one** LMDB database, `log_index` (a range byte, then the
 /// key): a durable commit writes every B-tree it touched, with its branch pages and
 /// catalogue record, so an approval that appends an event and updates three indexes writes
-/// two trees, not four (Benchmarks/README.md). The ranges are ordered so that what every
+/// two trees, not four. The ranges are ordered so that what every
 /// commit writes at the right edge — the newest command ids (time-ordered) and the head
 /// record — shares the tree's last leaf. Stores written before the log index kept each
 /// index in a database of its own; they are read as they are and converted on a writable
