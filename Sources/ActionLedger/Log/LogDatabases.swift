@@ -42,6 +42,9 @@ struct LogDatabases: Sendable {
         return LogDatabases(events: events) { LogIndex(database: index, tag: UInt8($0 + 1), name: indexNames[$0]) }
     }
 
+    /// Whether these are a legacy store's databases (to be converted on a writable open).
+    var isLegacyLayout: Bool { head.tag == nil }
+
     private init(events: Database, index: (Int) throws -> LogIndex) rethrows {
         self.events = events
         meta = try index(0)
