@@ -27,7 +27,9 @@ public final class Ledger: Sendable {
     private let writer: Writer?
 
     /// Opens (creating if needed) the ledger at `path`. A writable open brings lagging
-    /// projections up to the head (a version bump rebuilds that projection).
+    /// projections up to the head (a version bump rebuilds that projection). What needs
+    /// doing is read first: opening an up-to-date store begins no write transaction, and
+    /// creating or converting one takes a single one (catching up, one per batch).
     /// - throws: ``LMDBError`` or ``LedgerError``.
     public init(path: String, options: Options = Options()) throws {
         var envOptions = options.environment
@@ -41,10 +43,17 @@ public final class Ledger: Sendable {
             dbs = opened
             writer = nil
         } else {
-            let opened = try environment.write { txn -> LogDatabases in
+            let registry = registry
+            let ready = try environment.read { txn -> LogDatabases? in
+                guard let d = try LogDatabases.open(txn), !d.isLegacyLayout,
+                      try !ProjectionMaintenance.needsSetUp(registry, txn) else { return nil }
+                return d
+            }
+            let opened = try ready ?? environment.write { txn -> LogDatabases in
                 // A store of the layout before the log index is converted once, here.
                 try LogDatabases.migrateLegacyLayout(txn)
                 guard let d = try LogDatabases.open(txn) else { throw LedgerError(.storage, "cannot create the log") }
+                try ProjectionMaintenance.setUp(registry, txn)
                 return d
             }
             dbs = opened

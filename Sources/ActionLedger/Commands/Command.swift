@@ -53,16 +53,12 @@ public struct CommandRequest: Sendable, Equatable {
     /// `cmd-` and 32 hex digits: the wall-clock milliseconds (12 digits), then 80 random
     /// bits. Ids made one after another sort together, so recording them in the
     /// `commands` index appends near the B-tree's right edge instead of dirtying a random
-    /// leaf page per command (what made large durable batches write ~4× the pages).
+    /// leaf page per command.
     public static func newCommandId() -> String {
         var g = SystemRandomNumberGenerator()
         let ms = UInt64(max(0, Date().timeIntervalSince1970 * 1000)) & 0xFFFF_FFFF_FFFF
         let a = ms << 16 | UInt64(g.next() as UInt16), b = g.next() as UInt64
-        func hex(_ v: UInt64) -> String {
-            let s = String(v, radix: 16)
-            return String(repeating: "0", count: 16 - s.count) + s
-        }
-        return "cmd-" + hex(a) + hex(b)
+        return "cmd-" + Hex.encode(a) + Hex.encode(b)
     }
 }
 

@@ -104,7 +104,7 @@ struct BinaryReader {
         let slice = UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + Int(n)])
         let utf8 = slice.assumingMemoryBound(to: UInt8.self)
         // Ids, names and most texts are ASCII, which is valid UTF-8 as it stands: decode it
-        // without `String(validating:)`, whose generic path was ~10 % of a rebuild.
+        // without `String(validating:)`, whose generic path is costly for every string read.
         let s: String
         if BinaryReader.isASCII(slice) {
             s = String(decoding: utf8, as: UTF8.self)

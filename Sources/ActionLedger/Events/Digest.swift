@@ -20,6 +20,7 @@ public struct Digest: Hashable, Sendable, CustomStringConvertible {
         w3 = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
     }
 
+    /// The digest of exactly 32 bytes; nil otherwise.
     public init?(bytes: [UInt8]) {
         guard let d = bytes.withUnsafeBytes({ Digest(bytes: $0) }) else { return nil }
         self = d
@@ -27,23 +28,8 @@ public struct Digest: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses 64 lowercase or uppercase hex digits.
     public init?(hex: String) {
-        let u = Array(hex.utf8)
-        guard u.count == 64 else { return nil }
-        var out = [UInt8](repeating: 0, count: 32)
-        for k in 0..<32 {
-            guard let hi = Digest.nibble(u[2 * k]), let lo = Digest.nibble(u[2 * k + 1]) else { return nil }
-            out[k] = hi << 4 | lo
-        }
-        self.init(bytes: out)
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x61...0x66: c - 0x61 + 10
-        case 0x41...0x46: c - 0x41 + 10
-        default: nil
-        }
+        guard hex.utf8.count == 64, let bytes = Hex.decode(hex, allowingUppercase: true) else { return nil }
+        self.init(bytes: bytes)
     }
 
     /// SHA-256 of `data`.
@@ -68,15 +54,11 @@ public struct Digest: Hashable, Sendable, CustomStringConvertible {
         return try withUnsafeBytes(of: &words) { try body($0) }
     }
 
+    /// The 32 big-endian bytes.
     public var bytes: [UInt8] { withBytes { Array($0) } }
 
-    public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(64)
-        withBytes { for b in $0 { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) } }
-        return String(decoding: out, as: UTF8.self)
-    }
+    /// The 64 lowercase hex digits of the 32 bytes.
+    public var hex: String { withBytes { Hex.encode($0) } }
 
     public var description: String { hex }
 

@@ -175,7 +175,7 @@ struct IndexVerifier {
     static func failure(_ index: LogIndex, _ key: [UInt8], _ seq: UInt64?, _ problem: String, _ what: String) -> LedgerError {
         let text = render(key)
         var details: JSONObject = ["problem": .string(problem), "index": .string(index.name), "key": .string(text),
-                                   "key_hex": .string(key.map { String($0, radix: 16).leftPadded(2) }.joined())]
+                                   "key_hex": .string(Hex.encode(key))]
         if let seq { details["seq"] = .number(Double(seq)) }
         return LedgerError(.integrityFailure, "\(index.name) entry \(text) \(what)", details: details)
     }
@@ -216,8 +216,4 @@ struct IndexedFields {
         actionId = try r.optional { try $0.string() }
         device = type == .deviceLinked || type == .deviceRevoked ? try r.string() : nil
     }
-}
-
-private extension String {
-    func leftPadded(_ n: Int) -> String { count >= n ? self : String(repeating: "0", count: n - count) + self }
 }

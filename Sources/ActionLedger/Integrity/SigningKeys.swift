@@ -95,35 +95,3 @@ enum KeyFiles {
         return b
     }
 }
-
-/// Lowercase hex for keys and signatures.
-enum Hex {
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Decodes lowercase hex only (the one spelling the formats allow); nil otherwise.
-    static func decode(_ s: String) -> [UInt8]? {
-        let u = Array(s.utf8)
-        guard u.count % 2 == 0 else { return nil }
-        func nib(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: c - 0x30
-            case 0x61...0x66: c - 0x61 + 10
-            default: nil
-            }
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(u.count / 2)
-        var i = 0
-        while i < u.count {
-            guard let hi = nib(u[i]), let lo = nib(u[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
-    }
-}

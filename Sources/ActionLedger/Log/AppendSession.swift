@@ -1,5 +1,3 @@
-import CLMDB
-
 /// The log's side of one write transaction: assigns seqs, chains hashes and writes the
 /// log's indexes; at the end it folds the log's tail into the projections when they would
 /// otherwise trail it by ``ProjectionRegistry/maxLag`` events. Only the writer creates
@@ -94,8 +92,8 @@ final class AppendSession {
         value.reserveCapacity(32 + bytes.count)
         hash.withBytes { value.append(contentsOf: $0) }
         value.append(contentsOf: bytes)
-        // MDB_APPEND: keys only ever grow; MDB_NOOVERWRITE: an existing seq is never replaced.
-        try txn.put(dbs.events, key: Keys.u64(event.seq), value: value, flags: UInt32(MDB_APPEND | MDB_NOOVERWRITE))
+        // Appended: seqs only ever grow; never overwritten: an existing seq is never replaced.
+        try txn.put(dbs.events, key: Keys.u64(event.seq), value: value, flags: [.append, .noOverwrite])
         try index(event)
         if appended != nil {
             if appended!.count < Self.retainLimit { appended!.append(event) } else { appended = nil }
@@ -157,7 +155,7 @@ final class AppendSession {
         var v = Keys.u64(first)
         withUnsafeBytes(of: UInt32(count).bigEndian) { v.append(contentsOf: $0) }
         writes += 1
-        try dbs.commands.put(txn, key: commandId.utf8, value: v, flags: UInt32(MDB_NOOVERWRITE))
+        try dbs.commands.put(txn, key: commandId.utf8, value: v, flags: .noOverwrite)
     }
 
     /// Indexes the command id of an event appended verbatim: a command's events are

@@ -1,11 +1,9 @@
-import CLMDB
-
 /// The log's own databases: the events, and the indexes written in the same transaction.
 ///
 /// The indexes are key ranges of **one** LMDB database, `log_index` (a range byte, then the
 /// key): a durable commit writes every B-tree it touched, with its branch pages and
 /// catalogue record, so an approval that appends an event and updates three indexes writes
-/// two trees, not four (Benchmarks/README.md). The ranges are ordered so that what every
+/// two trees, not four. The ranges are ordered so that what every
 /// commit writes at the right edge — the newest command ids (time-ordered) and the head
 /// record — shares the tree's last leaf. Stores written before the log index kept each
 /// index in a database of its own; they are read as they are and converted on a writable
@@ -44,6 +42,9 @@ struct LogDatabases: Sendable {
         return LogDatabases(events: events) { LogIndex(database: index, tag: UInt8($0 + 1), name: indexNames[$0]) }
     }
 
+    /// Whether these are a legacy store's databases (to be converted on a writable open).
+    var isLegacyLayout: Bool { head.tag == nil }
+
     private init(events: Database, index: (Int) throws -> LogIndex) rethrows {
         self.events = events
         meta = try index(0)
@@ -81,12 +82,12 @@ struct LogDatabases: Sendable {
             try txn.scan(old.database) { k, v in
                 // The head record has a range of its own, last.
                 if new.tag == current.meta.tag, k.elementsEqual(MetaKey.head) { return true }
-                try new.put(txn, key: k, value: v, flags: UInt32(MDB_APPEND))
+                try new.put(txn, key: k, value: v, flags: .append)
                 return true
             }
         }
         if let head = try legacy.head.get(txn, key: MetaKey.head) {
-            try current.head.put(txn, key: MetaKey.head, value: head, flags: UInt32(MDB_APPEND))
+            try current.head.put(txn, key: MetaKey.head, value: head, flags: .append)
         }
         for (old, _) in ranges { try txn.drop(old.database, delete: true) }
     }
@@ -123,7 +124,7 @@ struct LogIndex: Sendable {
         try withValue(txn, key: key) { Array($0) }
     }
 
-    func put(_ txn: Transaction, key: some Collection<UInt8>, value: some Collection<UInt8>, flags: UInt32 = 0) throws {
+    func put(_ txn: Transaction, key: some Collection<UInt8>, value: some Collection<UInt8>, flags: PutFlags = []) throws {
         try withKey(key) { k in try withBytes(value) { v in try txn.put(database, key: k, value: v, flags: flags) } }
     }
 
@@ -152,6 +153,7 @@ public enum Keys {
         withUnsafeBytes(of: v.bigEndian) { Array($0) }
     }
 
+    /// The 8-byte big-endian number at `offset` (as ``u64(_:)`` wrote it).
     @inline(__always)
     public static func readU64(_ b: UnsafeRawBufferPointer, at offset: Int = 0) -> UInt64 {
         UInt64(bigEndian: b.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
@@ -160,14 +162,17 @@ public enum Keys {
     /// `prefix ‖ 0x00 ‖ u64`: ids never contain 0x00 (they are validated), so the
     /// separator keeps one id's entries together and ordered by the number.
     public static func composite(_ prefix: String, _ n: UInt64) -> [UInt8] {
-        var k = Array(prefix.utf8)
-        k.append(0)
+        var k = Self.prefix(prefix)
         k.append(contentsOf: u64(n))
         return k
     }
 
-    public static func prefix(_ prefix: String) -> [UInt8] {
-        var k = Array(prefix.utf8)
+    /// `id ‖ 0x00`: the prefix every key of one id starts with, in the log's indexes and
+    /// the projections alike.
+    public static func prefix(_ id: String) -> [UInt8] {
+        var k = [UInt8]()
+        k.reserveCapacity(id.utf8.count + 9)
+        k.append(contentsOf: id.utf8)
         k.append(0)
         return k
     }

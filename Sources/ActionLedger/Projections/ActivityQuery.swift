@@ -16,7 +16,7 @@ extension ProjectionSnapshot {
                          limit: Int = 100, pageToken: String? = nil) throws -> ActivityPage {
         guard (1...100_000).contains(limit) else { throw LedgerError(.invalidInput, "limit must be 1…100000, got \(limit)") }
         let store = try store("activity")
-        let prefix = ProjectionKeys.prefix(person)
+        let prefix = Keys.prefix(person)
         var start = prefix + Keys.u64(ProjectionKeys.timeBits(window.from))
         if let token = try pageToken.map({ try PageToken($0, length: 16) }) {
             let after = prefix + token.bytes + [0]
@@ -42,7 +42,7 @@ extension ProjectionSnapshot {
     /// Linked devices of `person` (every person's when nil), in id order.
     public func devices(person: String? = nil) throws -> [DeviceRecord] {
         let store = try store("devices")
-        let prefix = person.map { ProjectionKeys.prefix($0) } ?? []
+        let prefix = person.map { Keys.prefix($0) } ?? []
         var out: [DeviceRecord] = []
         try store.scan(0, from: prefix.isEmpty ? nil : prefix) { k, v in
             guard ProjectionKeys.has(k, prefix: prefix) else { return false }

@@ -41,7 +41,7 @@ public enum AuditIndex: Sendable, Equatable {
 
     var prefix: [UInt8] {
         switch self {
-        case .actor(let s), .device(let s), .specialist(let s), .surface(let s): ProjectionKeys.prefix(s)
+        case .actor(let s), .device(let s), .specialist(let s), .surface(let s): Keys.prefix(s)
         case .all: []
         }
     }
@@ -70,7 +70,7 @@ extension ProjectionSnapshot {
             }
         }
         if let person {
-            let prefix = ProjectionKeys.prefix(person)
+            let prefix = Keys.prefix(person)
             try store.scan(AutoShippedProjection.byPerson, from: prefix + Keys.u64(ProjectionKeys.timeBits(window.from))) { k, _ in
                 guard ProjectionKeys.has(k, prefix: prefix), ProjectionKeys.time(k, at: prefix.count) < window.to else { return false }
                 guard let r = try record(Array(k[prefix.count...])) else {

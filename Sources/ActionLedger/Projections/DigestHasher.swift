@@ -5,12 +5,10 @@ import Foundation
 /// A store's digest is a lane-wise sum of SHA-256 terms, one per entry added and one
 /// subtracted per entry replaced or removed (``ProjectionStore``). A sum does not depend on
 /// the order of its terms, so the folding thread need only copy each entry's bytes into a
-/// chunk; a serial queue hashes whole chunks and keeps the running sum. SHA-256 is about a
-/// third of a fold's CPU (Benchmarks/README.md), and on a 2-core machine the other core
-/// does it. Used by rebuild batches (10 000 events each by default). Paired runs: on the
-/// 1M fixture −1% to +20% (four pairs, +8% on average); on 200 000 proposals +0% to +33%
-/// (six pairs, +14% on average). A commit folding a 1000-event batch showed no gain within the noise, so
-/// commits hash inline.
+/// chunk; a serial queue hashes whole chunks and keeps the running sum. SHA-256 is a large
+/// share of a fold's CPU, and on a 2-core machine the other core does it. Used by rebuild
+/// batches (10 000 events each by default); commits hash inline, as a commit's fold gains
+/// nothing from the hand-off.
 ///
 /// Memory is bounded: at most ``maxInFlight`` chunks of about ``chunkBytes`` exist.
 final class DigestHasher: @unchecked Sendable {

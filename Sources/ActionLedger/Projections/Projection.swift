@@ -1,5 +1,3 @@
-import CLMDB
-
 /// A named, versioned, deterministic fold over the log into its own LMDB databases.
 ///
 /// `apply` must depend only on the event and the projection's own state: no clock reads,

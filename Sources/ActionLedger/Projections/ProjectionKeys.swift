@@ -32,13 +32,6 @@ enum ProjectionKeys {
         Timestamp(milliseconds: Int64(bitPattern: Keys.readU64(b, at: offset) ^ (1 << 63)))
     }
 
-    /// `id ‖ 0x00`: the prefix every key of one id starts with.
-    static func prefix(_ id: String) -> [UInt8] {
-        var k = KeyBuilder()
-        k.id(id)
-        return k.bytes
-    }
-
     /// `prefix ‖ time(at) ‖ seq`, the time-ordered key of the per-id indexes.
     static func timed(_ id: String?, _ at: Timestamp, _ seq: UInt64) -> [UInt8] {
         var k = KeyBuilder()

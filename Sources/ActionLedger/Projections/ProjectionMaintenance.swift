@@ -9,36 +9,53 @@ struct ProjectionMaintenance {
     /// Events applied per write transaction while catching up.
     var batchSize = 10_000
 
-    func catchUp() throws {
-        try dropLegacyLayout()
+    /// Whether ``setUp(_:_:)`` has anything to do: an older projection layout to drop, or a
+    /// projection with no bookkeeping or of another version. Works in a read transaction,
+    /// so that opening an up-to-date store takes no write lock and writes nothing.
+    static func needsSetUp(_ registry: ProjectionRegistry, _ txn: Transaction) throws -> Bool {
+        if try txn.openDatabase(legacyMetaDatabase, create: false) != nil { return true }
+        return try registry.projections.contains { try registry.meta($0.name, in: txn)?.version != $0.version }
+    }
+
+    /// Drops the older projection layout and empties every projection whose stored version
+    /// is not the code's (or that has none), all in `txn`: the one write transaction of a
+    /// writable open that has something to set up.
+    static func setUp(_ registry: ProjectionRegistry, _ txn: Transaction) throws {
+        try dropLegacyLayout(txn)
         for projection in registry.projections {
-            try reset(projection, ifVersionDiffers: true)
+            let meta = try registry.meta(projection.name, in: txn)
+            if let meta, meta.version == projection.version { continue }
+            let fresh = ProjectionMeta(version: projection.version, generation: meta?.generation ?? 0, checkpoint: 0, digest: .zero)
+            guard let store = try registry.store(for: projection, meta: fresh, in: txn) else { continue }
+            try store.removeAll()
+            try registry.saveMeta(fresh, projection.name, in: txn)
+        }
+    }
+
+    /// Folds the tail into every projection that trails by `maxLag` or more, in bounded
+    /// write transactions; which ones do is read first, so that none is begun when none does.
+    func catchUp() throws {
+        let lagging = try environment.read { txn in try registry.projections.filter { try lags($0, txn) } }
+        for projection in lagging {
             while try step(projection) {}
         }
     }
 
-    /// Empties a projection whose stored version is not the code's (or that has no meta).
-    func reset(_ projection: any Projection, ifVersionDiffers: Bool) throws {
-        try environment.write { txn in
-            let meta = try registry.meta(projection.name, in: txn)
-            if let meta, ifVersionDiffers, meta.version == projection.version { return }
-            let generation = meta?.generation ?? 0
-            let fresh = ProjectionMeta(version: projection.version, generation: generation, checkpoint: 0, digest: .zero)
-            guard let store = try registry.store(for: projection, meta: fresh, in: txn) else { return }
-            try store.removeAll()
-            try registry.saveMeta(fresh, projection.name, in: txn)
-        }
+    /// Whether `projection` trails the head by `maxLag` or more and is not marked stale.
+    private func lags(_ projection: any Projection, _ txn: Transaction) throws -> Bool {
+        let head = try LogReader(txn: txn, dbs: dbs).head().seq
+        guard let meta = try registry.meta(projection.name, in: txn), meta.checkpoint < head,
+              head - meta.checkpoint >= registry.maxLag else { return false }
+        return try ProjectionStaleMark.read(projection.name, dbs.meta, in: txn) == nil
     }
 
     /// Applies up to ``batchSize`` events when the projection trails by `maxLag` or more;
     /// returns whether more remain.
     func step(_ projection: any Projection) throws -> Bool {
         try environment.write { txn in
-            let reader = LogReader(txn: txn, dbs: dbs)
-            let head = try reader.head().seq
-            guard let meta = try registry.meta(projection.name, in: txn), meta.checkpoint < head,
-                  head - meta.checkpoint >= registry.maxLag,
-                  try ProjectionStaleMark.read(projection.name, dbs.meta, in: txn) == nil else { return false }
+            // Read again: another process may have folded since.
+            guard try lags(projection, txn), let meta = try registry.meta(projection.name, in: txn) else { return false }
+            let head = try LogReader(txn: txn, dbs: dbs).head().seq
             let through = min(head, meta.checkpoint + UInt64(batchSize))
             do {
                 try txn.nested { child in try registry.foldLive(projection, LogReader(txn: child, dbs: dbs), through: through) }
@@ -59,26 +76,26 @@ struct ProjectionMaintenance {
     }
 
     /// Stores written before projection version 2 kept one LMDB database per index
-    /// (`p/NAME/GEN/DB`) and their bookkeeping in a `projections` database. Version 2 rebuilds
-    /// every projection into `p/NAME/GEN`, so the old databases are deleted here, once, to give
-    /// their pages back; nothing of the log is touched.
-    func dropLegacyLayout() throws {
-        try environment.write { txn in
-            guard let legacyMeta = try txn.openDatabase("projections", create: false) else { return }
-            let legacy = ["today": ["items", "feed", "policy"], "autoshipped": ["by_time", "by_person", "open"],
-                          "audit": ["entries", "by_action", "by_actor", "by_device", "by_time", "by_specialist",
-                                    "by_surface", "actions", "state"],
-                          "devices": ["devices"], "activity": ["timeline"]]
-            for (projection, names) in legacy {
-                for generation in 0...1 {
-                    for name in names {
-                        if let db = try txn.openDatabase("p/\(projection)/\(generation)/\(name)", create: false) {
-                            try txn.drop(db, delete: true)
-                        }
+    /// (`p/NAME/GEN/DB`) and their bookkeeping in a `projections` database.
+    static let legacyMetaDatabase = "projections"
+
+    /// Version 2 rebuilds every projection into `p/NAME/GEN`, so the older layout's databases
+    /// are deleted, once, to give their pages back; nothing of the log is touched.
+    static func dropLegacyLayout(_ txn: Transaction) throws {
+        guard let legacyMeta = try txn.openDatabase(legacyMetaDatabase, create: false) else { return }
+        let legacy = ["today": ["items", "feed", "policy"], "autoshipped": ["by_time", "by_person", "open"],
+                      "audit": ["entries", "by_action", "by_actor", "by_device", "by_time", "by_specialist",
+                                "by_surface", "actions", "state"],
+                      "devices": ["devices"], "activity": ["timeline"]]
+        for (projection, names) in legacy {
+            for generation in 0...1 {
+                for name in names {
+                    if let db = try txn.openDatabase("p/\(projection)/\(generation)/\(name)", create: false) {
+                        try txn.drop(db, delete: true)
                     }
                 }
             }
-            try txn.drop(legacyMeta, delete: true)
         }
+        try txn.drop(legacyMeta, delete: true)
     }
 }

@@ -19,9 +19,8 @@ public struct ProjectionRegistry: Sendable {
 
     /// - parameters:
     ///   - projections: folded in this order; names must be unique.
-    ///   - maxLag: 1…``replayLimit``. 32 by default: a fold every 32 events keeps a
-    ///     query's in-memory fold of the tail to a few hundred µs at most (Today p99 at 1M
-    ///     events stays ~0.2–0.3 ms), while most commits write no projection page.
+    ///   - maxLag: 1…``replayLimit``. 32 by default: a fold every 32 events keeps the tail a
+    ///     query folds in memory short, while most commits write no projection page.
     public init(_ projections: [any Projection], maxLag: UInt64 = 32) {
         precondition(maxLag >= 1 && maxLag <= ProjectionRegistry.replayLimit, "maxLag must be 1…\(ProjectionRegistry.replayLimit)")
         self.projections = projections

@@ -74,28 +74,12 @@ public struct PageToken: Sendable, Equatable, CustomStringConvertible {
     /// Parses a token printed by an earlier page.
     /// - throws: `invalid_input` when it is not one.
     public init(_ text: String, length: Int) throws {
-        let u = Array(text.utf8)
-        var out: [UInt8] = []
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: c - 0x30
-            case 0x61...0x66: c - 0x61 + 10
-            default: nil
-            }
-        }
-        var i = 0
-        while i + 1 < u.count, let hi = nibble(u[i]), let lo = nibble(u[i + 1]) {
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        guard i == u.count, out.count == length else {
+        guard let decoded = Hex.decode(text), decoded.count == length else {
             throw LedgerError(.invalidInput, "page token \(text) is not one this query printed")
         }
-        bytes = out
+        bytes = decoded
     }
 
-    public var description: String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
-    }
+    /// The token as printed: lowercase hex of the key.
+    public var description: String { Hex.encode(bytes) }
 }

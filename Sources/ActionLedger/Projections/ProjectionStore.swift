@@ -1,5 +1,3 @@
-import CLMDB
-
 /// A projection's view of one write (or read) transaction: its own logical databases
 /// only, with its checkpoint and a state digest kept in step with every write.
 ///
@@ -128,7 +126,7 @@ public final class ProjectionStore {
     /// - throws: `projection_stale` when the key is present (or, with `append`, not last).
     public func insert(_ db: Int, key: [UInt8], value: [UInt8], append: Bool = false) throws {
         precondition(!append || db == databaseCount - 1, "only the last logical database can be appended to")
-        let flags = UInt32(MDB_NOOVERWRITE) | (append ? UInt32(MDB_APPEND) : 0)
+        let flags: PutFlags = append ? [.noOverwrite, .append] : .noOverwrite
         func present() -> LedgerError {
             LedgerError(.projectionStale, "\(name): entry \(PageToken(key)) of database \(db) is already present")
         }
@@ -140,7 +138,7 @@ public final class ProjectionStore {
                 }
                 try value.withUnsafeBytes { try txn.put(database, key: k, value: $0, flags: flags) }
             }
-        } catch let e as LMDBError where e.code == MDB_KEYEXIST {
+        } catch let e as LMDBError where e.code == LMDBError.keyExists {
             throw present()
         }
         add(db, key, value)

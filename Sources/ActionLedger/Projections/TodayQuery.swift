@@ -107,7 +107,7 @@ extension ProjectionSnapshot {
             policies[org] = p
             return p
         }
-        let prefix = ProjectionKeys.prefix(q.person)
+        let prefix = Keys.prefix(q.person)
         let after = try q.pageToken.map { try PageToken($0, length: 17) }
         var feed = TodayFeed(person: q.person, now: q.now, count: 0, items: [], nextPageToken: nil, drafts: [],
                              autoShipped: (0, []), policyVersion: 0)
@@ -161,7 +161,7 @@ extension ProjectionSnapshot {
     /// Auto-ships of `person` in `window`, counted by kind (kinds in name order).
     func autoShipCounts(person: String, window: TimeWindow) throws -> KindCounts {
         let store = try store("autoshipped")
-        let prefix = ProjectionKeys.prefix(person)
+        let prefix = Keys.prefix(person)
         var start = prefix
         start.append(contentsOf: Keys.u64(ProjectionKeys.timeBits(window.from)))
         var counts: [String: Int] = [:]

@@ -23,7 +23,7 @@ public final class Cursor {
         var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
         var v = MDB_val()
         let rc = mdb_cursor_get(cursor, &k, &v, operation)
-        if rc == MDB_NOTFOUND { return nil }
+        if rc == LMDBError.notFound { return nil }
         try check(rc, "mdb_cursor_get(\(name))")
         return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
                 UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))

@@ -17,7 +17,8 @@ import Foundation
 public final class Environment: @unchecked Sendable {
     // Safe to share: MDB_env is thread-safe when opened with MDB_NOTLS (each transaction
     // belongs to the thread that uses it, not to a TLS slot), and the only mutable Swift
-    // state (the map size) is changed under `resizeLock` held exclusively.
+    // state (the map size) is changed under `resizeLock` held exclusively; the count of
+    // write transactions only under `countLock`.
 
     /// How to open an environment.
     public struct Options: Sendable {
@@ -44,6 +45,8 @@ public final class Environment: @unchecked Sendable {
     let resizeLock = ResizeLock()
     /// Database handles opened by committed transactions, by name.
     let handles = HandleCache()
+    private let countLock = NSLock()
+    private var writesBegun = 0
 
     /// Opens (creating if needed, unless read-only) the environment at `path`.
     ///
@@ -107,7 +110,22 @@ public final class Environment: @unchecked Sendable {
     ///   ``LMDBError`` from LMDB. A failed commit is never followed by an abort.
     @available(*, noasync, message: "a write transaction must begin and commit on one thread")
     public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
-        try retryingResize { try resizeLock.shared { try run(try begin(parent: nil, flags: 0), body) } }
+        try retryingResize {
+            countLock.withLock { writesBegun += 1 }
+            return try resizeLock.shared { try run(try begin(parent: nil, flags: 0), body) }
+        }
+    }
+
+    /// Top-level write transactions begun through this handle. Each waits for LMDB's
+    /// writer lock, so work that needs none (opening an up-to-date store) must not add to it.
+    var writeTransactionsBegun: Int { countLock.withLock { writesBegun } }
+
+    /// The id of the environment's last committed write transaction, by any process
+    /// (`me_last_txnid`): it moves only when a commit wrote something.
+    var lastCommittedTransactionId: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        return info.me_last_txnid
     }
 
     /// Runs `body` in `txn`: commits when it returns, aborts when it throws. A failed
@@ -131,13 +149,13 @@ public final class Environment: @unchecked Sendable {
         while true {
             do {
                 return try attempt()
-            } catch let error as LMDBError where error.code == MDB_MAP_FULL {
+            } catch let error as LMDBError where error.code == LMDBError.mapFull {
                 try resizeLock.exclusive {
                     var info = MDB_envinfo()
                     try check(mdb_env_info(env, &info), "mdb_env_info")
                     try check(mdb_env_set_mapsize(env, info.me_mapsize * 2), "mdb_env_set_mapsize")
                 }
-            } catch let error as LMDBError where error.code == MDB_MAP_RESIZED {
+            } catch let error as LMDBError where error.code == LMDBError.mapResized {
                 try resizeLock.exclusive {
                     try check(mdb_env_set_mapsize(env, 0), "mdb_env_set_mapsize(0)")
                 }

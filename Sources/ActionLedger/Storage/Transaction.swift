@@ -44,7 +44,7 @@ public final class Transaction {
         var dbi: MDB_dbi = 0
         let flags = (create && !isReadOnly) ? UInt32(MDB_CREATE) : 0
         let rc = mdb_dbi_open(txn, name, flags, &dbi)
-        if rc == MDB_NOTFOUND { return nil }
+        if rc == LMDBError.notFound { return nil }
         try check(rc, "mdb_dbi_open(\(name))")
         let db = Database(dbi: dbi, name: name)
         openedHandles.append(db)
@@ -61,7 +61,7 @@ public final class Transaction {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
         let rc = mdb_get(txn, db.dbi, &k, &v)
-        if rc == MDB_NOTFOUND { return nil }
+        if rc == LMDBError.notFound { return nil }
         try check(rc, "mdb_get(\(db.name))")
         return try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
     }
@@ -78,9 +78,9 @@ public final class Transaction {
         try withBytes(key) { k in try withValue(db, key: k) { Array($0) } }
     }
 
-    /// Stores `value` under `key`. `flags` are LMDB put flags (`MDB_APPEND`,
-    /// `MDB_NOOVERWRITE`, …); a refused put throws with the LMDB code.
-    public func put(_ db: Database, key: some Collection<UInt8>, value: some Collection<UInt8>, flags: UInt32 = 0) throws {
+    /// Stores `value` under `key`, as `flags` allow; a refused put throws ``LMDBError``
+    /// with its code (``LMDBError/keyExists``).
+    public func put(_ db: Database, key: some Collection<UInt8>, value: some Collection<UInt8>, flags: PutFlags = []) throws {
         try withBytes(key) { k in
             try withBytes(value) { v in try put(db, key: k, value: v, flags: flags) }
         }
@@ -88,10 +88,10 @@ public final class Transaction {
 
     /// Raw-buffer form of ``put(_:key:value:flags:)``.
     @inline(__always)
-    public func put(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws {
+    public func put(_ db: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []) throws {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        try check(mdb_put(txn, db.dbi, &k, &v, flags), "mdb_put(\(db.name))")
+        try check(mdb_put(txn, db.dbi, &k, &v, flags.rawValue), "mdb_put(\(db.name))")
     }
 
     /// Removes `key`; returns whether it was present. Used by projections only: the
@@ -101,7 +101,7 @@ public final class Transaction {
         try withBytes(key) { k in
             var kv = MDB_val(mv_size: k.count, mv_data: UnsafeMutableRawPointer(mutating: k.baseAddress))
             let rc = mdb_del(txn, db.dbi, &kv, nil)
-            if rc == MDB_NOTFOUND { return false }
+            if rc == LMDBError.notFound { return false }
             try check(rc, "mdb_del(\(db.name))")
             return true
         }

@@ -1,4 +1,3 @@
-import CLMDB
 import Foundation
 import Testing
 @testable import ActionLedger

@@ -1,4 +1,3 @@
-import CLMDB
 import Foundation
 @testable import ActionLedger
 

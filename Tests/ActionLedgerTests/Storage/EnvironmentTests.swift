@@ -1,4 +1,3 @@
-import CLMDB
 import Foundation
 import Testing
 @testable import ActionLedger
@@ -71,10 +70,23 @@ import Testing
     @Test func appendRefusesAnOutOfOrderKey() throws {
         try withEnv { env, _ throws in
             let db = try env.write { try $0.openDatabase("d")! }
-            try env.write { try $0.put(db, key: Keys.u64(5), value: [1], flags: UInt32(MDB_APPEND)) }
+            try env.write { try $0.put(db, key: Keys.u64(5), value: [1], flags: .append) }
             #expect {
-                try env.write { try $0.put(db, key: Keys.u64(3), value: [1], flags: UInt32(MDB_APPEND)) }
-            } throws: { ($0 as? LMDBError)?.code == MDB_KEYEXIST }
+                try env.write { try $0.put(db, key: Keys.u64(3), value: [1], flags: .append) }
+            } throws: { ($0 as? LMDBError)?.code == LMDBError.keyExists }
+        }
+    }
+
+    @Test func noOverwriteKeepsTheStoredValueAndPlainPutReplacesIt() throws {
+        try withEnv { env, _ throws in
+            let db = try env.write { try $0.openDatabase("d")! }
+            try env.write { try $0.put(db, key: [7], value: [1], flags: .noOverwrite) }
+            #expect {
+                try env.write { try $0.put(db, key: [7], value: [2], flags: [.noOverwrite, .append]) }
+            } throws: { ($0 as? LMDBError)?.code == LMDBError.keyExists }
+            #expect(try env.read { try $0.get(db, key: [7]) } == [1])
+            try env.write { try $0.put(db, key: [7], value: [3]) }
+            #expect(try env.read { try $0.get(db, key: [7]) } == [3])
         }
     }
 
