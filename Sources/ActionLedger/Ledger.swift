@@ -45,7 +45,7 @@ public final class Ledger: Sendable {
         } else {
             let registry = registry
             let ready = try environment.read { txn -> LogDatabases? in
-                guard let d = try LogDatabases.open(txn), !d.isLegacyLayout,
+                guard let d = try LogDatabases.open(txn), !d.isLegacyLayout, try MetaLayout.isCurrent(d, txn),
                       try !ProjectionMaintenance.needsSetUp(registry, txn) else { return nil }
                 return d
             }
@@ -53,6 +53,7 @@ public final class Ledger: Sendable {
                 // A store of the layout before the log index is converted once, here.
                 try LogDatabases.migrateLegacyLayout(txn)
                 guard let d = try LogDatabases.open(txn) else { throw LedgerError(.storage, "cannot create the log") }
+                try MetaLayout.backfill(d, txn)
                 try ProjectionMaintenance.setUp(registry, txn)
                 return d
             }

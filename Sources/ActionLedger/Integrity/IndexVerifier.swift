@@ -34,6 +34,9 @@ struct IndexVerifier {
     /// Pass 1: from each event to the entries it implies.
     private func checkEvents() throws {
         var lastPolicy: UInt64?
+        // Per org and per person (bounded by the people, not the log): rules version 2's records.
+        var orgPolicies: [String: UInt64] = [:]
+        var personOrgs: [String: String] = [:]
         try reader.forEachRaw { seq, v in
             let f = try fields(seq, v)
             if let a = f.actionId { try requireEntry(dbs.actionSeqs, Keys.composite(a, seq), seq) }
@@ -41,7 +44,11 @@ struct IndexVerifier {
             if f.type == .actionAutoShipped {
                 try requireEntry(dbs.autoShipDays, Keys.composite(f.person, UInt64(bitPattern: f.at.utcDay)), seq)
             }
-            if f.type == .policySet { lastPolicy = seq }
+            if f.type == .policySet {
+                lastPolicy = seq
+                orgPolicies[f.org] = seq
+            }
+            if f.type == .deviceLinked || f.type == .actionProposed, personOrgs[f.person] == nil { personOrgs[f.person] = f.org }
             let key = Array(f.commandId.utf8)
             let range = try dbs.commands.withValue(reader.txn, key: key) { b in
                 b.count == 12 ? (Keys.readU64(b), UInt64(UInt32(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))) : nil
@@ -57,6 +64,39 @@ struct IndexVerifier {
             throw Self.failure(dbs.meta, MetaKey.policy, lastPolicy, "index_mismatch", "points to "
                 + (pointer.map { "seq \($0)" } ?? "nothing") + "; the last policy.set is "
                 + (lastPolicy.map { "seq \($0)" } ?? "none"))
+        }
+        if try MetaLayout.isCurrent(dbs, reader.txn) { try checkOrgRecords(orgPolicies, personOrgs) }
+    }
+
+    /// `policy/ORG` and `person/P` in `meta` are exactly what the log implies: each org's
+    /// last `policy.set`, each person's first org; no record more, none missing.
+    private func checkOrgRecords(_ policies: [String: UInt64], _ people: [String: String]) throws {
+        for (org, seq) in policies {
+            let key = MetaKey.policy(org: org)
+            let stored = try dbs.meta.withValue(reader.txn, key: key) { $0.count == 8 ? Keys.readU64($0) : 0 }
+            guard stored == seq else {
+                throw Self.failure(dbs.meta, key, seq, stored == nil ? "index_missing" : "index_mismatch",
+                                   "does not name \(org)'s last policy.set, seq \(seq)")
+            }
+        }
+        for (person, org) in people {
+            let key = MetaKey.person(person)
+            let stored = try dbs.meta.withValue(reader.txn, key: key) { String(decoding: $0, as: UTF8.self) }
+            guard stored == org else {
+                throw Self.failure(dbs.meta, key, nil, stored == nil ? "index_missing" : "index_mismatch",
+                                   "binds \(person) to \(stored ?? "nothing"); the log binds her to \(org)")
+            }
+        }
+        for (prefix, known) in [("policy/", Set(policies.keys)), ("person/", Set(people.keys))] {
+            let start = Array(prefix.utf8)
+            try dbs.meta.scan(reader.txn, from: start) { k, _ in
+                guard k.starts(with: start) else { return false }
+                let id = String(decoding: k[start.count...], as: UTF8.self)
+                guard known.contains(id) else {
+                    throw Self.failure(dbs.meta, Array(k), nil, "index_mismatch", "names \(id), which no event implies")
+                }
+                return true
+            }
         }
     }
 
@@ -196,6 +236,7 @@ struct IndexedFields {
     let at: Timestamp
     let commandId: String
     let person: String
+    let org: String
     let actionId: String?
     let device: String?
 
@@ -211,7 +252,7 @@ struct IndexedFields {
         _ = try r.string()  // actor
         _ = try r.optional { try $0.string() }  // the device that acted
         commandId = try r.string()
-        _ = try r.string()  // org
+        org = try r.string()
         person = try r.string()
         actionId = try r.optional { try $0.string() }
         device = type == .deviceLinked || type == .deviceRevoked ? try r.string() : nil

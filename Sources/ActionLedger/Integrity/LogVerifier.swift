@@ -52,6 +52,7 @@ struct LogVerifier {
 
     func run(_ progress: ((UInt64, UInt64) -> Void)?) throws -> VerifyReport {
         let head = try reader.head()
+        for cp in [options.start, options.checkpoint].compactMap({ $0 }) { try requireNotBackdated(cp) }
         var chain = ChainVerifier(deep: options.deep)
         if let start = options.start {
             chain = try startingPoint(start, options.deep)
@@ -118,5 +119,13 @@ struct LogVerifier {
             throw ChainVerifier.failure(cp.logSize, "checkpoint_mismatch", "seq \(cp.logSize): the log does not extend "
                 + "the checkpoint: its hash is \(stored.hex), the checkpoint says \(cp.headHash.hex)")
         }
+    }
+
+    /// A checkpoint signs a head that existed when it was made: one dated before the event
+    /// it covers was backdated.
+    private func requireNotBackdated(_ cp: Checkpoint) throws {
+        guard cp.logSize > 0, let at = try reader.event(cp.logSize)?.event.at, cp.time < at else { return }
+        throw ChainVerifier.failure(cp.logSize, "checkpoint_backdated", "the checkpoint is dated \(cp.time.iso8601), "
+            + "before seq \(cp.logSize) was recorded (\(at.iso8601))")
     }
 }

@@ -19,7 +19,10 @@ struct CheckpointCommand: LedgerSubcommand {
         }
         let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
         let head = try ledger.read { try $0.head() }
-        let cp = try Checkpoint(head: head, time: try global.now(ledger), key: signingKey)
+        // Dated by the engine's clock, never before the head it signs (TimeRules: a clock
+        // a few seconds behind is raised to the head's time, further behind is refused).
+        let headAt = try ledger.read { try $0.event(head.seq)?.event.at }
+        let cp = try Checkpoint(head: head, time: try TimeRules.check(global.now(ledger), head: headAt), key: signingKey)
         // Always one line of JSON: the checkpoint is a file format, not a display.
         Output.line(cp.json)
     }

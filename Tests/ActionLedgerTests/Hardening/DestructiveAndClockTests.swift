@@ -100,3 +100,21 @@ func code(_ body: () throws -> Void) -> LedgerError.Code? {
     do { try body() } catch let e as LedgerError { return e.code } catch { return nil }
     return nil
 }
+
+extension DestructiveAndClockTests {
+    /// A checkpoint signs a head that existed when it was made: one dated before the event
+    /// it covers is refused by verify, even with a valid signature.
+    @Test func aBackdatedCheckpointIsRefused() throws {
+        let t = try TempLedger(), l = t.ledger!
+        try l.link("iphone")
+        try l.run(.propose(proposal("a1")), now: at("2026-11-22T10:00:00Z"))
+        let head = try l.read { try $0.head() }
+        let key = CheckpointSigningKey()
+        let honest = try Checkpoint(head: head, time: at("2026-11-22T10:00:01Z"), key: key)
+        #expect(try l.verify(VerifyOptions(checkpoint: honest)).head == head)
+        let backdated = try Checkpoint(head: head, time: at("2026-11-22T09:00:00Z"), key: key)
+        try backdated.verifySignature(with: key.publicKey)
+        let e = expectLedgerError(.integrityFailure) { try l.verify(VerifyOptions(checkpoint: backdated)) }
+        #expect(e?.details["problem"] == "checkpoint_backdated")
+    }
+}
