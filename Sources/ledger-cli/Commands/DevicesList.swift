@@ -19,7 +19,8 @@ struct DevicesList: LedgerSubcommand {
         }
         for d in devices {
             let status = d.revokedAt.map { "revoked \($0.iso8601)" } ?? "active"
-            Human.row([d.device, d.person, d.platform.rawValue, d.label, status])
+            // The org too: a person id means nothing across orgs (policy.md `person.one_org`).
+            Human.row([d.device, d.person, d.org, d.platform.rawValue, d.label, status])
         }
     }
 }
