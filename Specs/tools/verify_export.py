@@ -65,6 +65,14 @@ def compact(v):
 def preview(p):
     return string(p["text"]) + varint(p.get("assets", 0)) + optional(p.get("price"), double)
 
+def device_key(k):
+    # device.linked schema 2: SPKI DER (length-prefixed), protection, trust (statements.md §1).
+    spki = bytes.fromhex(k["public_key"])
+    assert hashlib.sha256(spki).hexdigest() == k["fingerprint"], "key fingerprint"
+    out = varint(len(spki)) + spki + u8({"none": 0, "device": 1, "user-verification": 2}[k["protection"]])
+    if k["trust"] == "first_use": return out + u8(0)
+    return out + u8(1) + string(k["introduced_by"]) + bytes.fromhex(k["introduction_signature"])
+
 def rules(d):
     # Schema 2 of a proposal or decision appends its rules version (events.md, "Versioning").
     return varint(d["rules_version"]) if "rules_version" in d else b""
@@ -91,7 +99,9 @@ def payload(t, d):
     if t == "action.edited": return preview(d["preview"]) + digest(d["content_hash"])
     if t in ("action.executed", "action.failed"): return string(compact(d["outcome"]))
     if t == "action.expired": return b""
-    if t == "device.linked": return string(d["device"]) + string(d["label"]) + string(d["platform"])
+    if t == "device.linked":
+        key = device_key(d["key"]) if "key" in d else b""
+        return string(d["device"]) + string(d["label"]) + string(d["platform"]) + key
     if t == "device.revoked": return string(d["device"]) + string(d["reason"])
     if t == "policy.set":
         a = d["auto_ship"]

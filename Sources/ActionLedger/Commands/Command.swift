@@ -18,6 +18,9 @@ public enum Command: Sendable, Equatable {
     /// Mark a pending action whose `expires_at` has passed as expired.
     case expire(actionId: String)
     case linkDevice(device: String, person: String, org: String, label: String, platform: Platform)
+    /// Link a device with its P-256 key: trust on first use for the person's first keyed
+    /// device, otherwise introduced by an unrevoked keyed device of hers (`key.trust`).
+    case linkKeyedDevice(device: String, person: String, org: String, label: String, platform: Platform, key: DeviceKey)
     case revokeDevice(device: String, reason: String)
     /// Put a new policy version in force; its version must be the current one + 1 (or 0 to take the next).
     case setPolicy(PolicyDocument, org: String)
@@ -28,7 +31,7 @@ public enum Command: Sendable, Equatable {
         case .propose(let p): p.actionId
         case .tap(_, let a, _, _, _), .dismiss(let a, _, _), .edit(let a, _, _), .hold(let a, _, _),
              .recordOutcome(let a, _, _), .expire(let a): a
-        case .linkDevice, .revokeDevice, .setPolicy: nil
+        case .linkDevice, .linkKeyedDevice, .revokeDevice, .setPolicy: nil
         }
     }
 }

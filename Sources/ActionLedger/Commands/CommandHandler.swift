@@ -172,23 +172,12 @@ enum CommandHandler {
             try append(actor: Event.systemPolicyActor, device: nil, org: s.org, person: s.person, actionId: id, .expired)
 
         case .linkDevice(let deviceId, let person, let given, let label, let platform):
-            // No org given: the device takes its person's (and binds nothing).
-            guard let org = given.isEmpty ? try reader.personOrg(person) : given else {
-                throw LedgerError(.invalidInput, "person \(person) has no org yet: give --org", details: ["field": "org"])
-            }
-            try requireOrg(org, of: person, reader)
-            for (name, v) in [("device", deviceId), ("person", person), ("org", org)] {
-                if let p = FieldReader.identifierProblem(v) { throw LedgerError(.invalidInput, "\(name) \(p)") }
-            }
-            guard !label.isEmpty, label.utf8.count <= FieldReader.Limit.name else {
-                throw LedgerError(.invalidInput, "label must be 1…\(FieldReader.Limit.name) bytes")
-            }
-            if let existing = try reader.deviceState(deviceId) {
-                throw LedgerError(.duplicateDevice, "device \(deviceId) is already linked to \(existing.person)"
-                    + (existing.isRevoked ? " (revoked; revoked ids are never reused)" : ""))
-            }
-            try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil,
-                       .deviceLinked(DeviceLink(device: deviceId, label: label, platform: platform)))
+            let (org, link) = try DeviceLinking.check(deviceId, person, given, label, platform, key: nil, reader)
+            try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil, .deviceLinked(link))
+
+        case .linkKeyedDevice(let deviceId, let person, let given, let label, let platform, let key):
+            let (org, link) = try DeviceLinking.check(deviceId, person, given, label, platform, key: key, reader)
+            try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil, .deviceLinked(link))
 
         case .revokeDevice(let deviceId, let reason):
             guard let d = try reader.deviceState(deviceId) else {
@@ -210,9 +199,11 @@ enum CommandHandler {
         }
         return CommandResult(commandId: request.commandId, events: appended, replayed: false, duplicateTap: duplicate)
     }
+}
 
+extension CommandHandler {
     /// A person belongs to one org: the first event naming the person with an org binds it.
-    private static func requireOrg(_ org: String, of person: String, _ reader: LogReader) throws {
+    static func requireOrg(_ org: String, of person: String, _ reader: LogReader) throws {
         guard let bound = try reader.personOrg(person), bound != org else { return }
         throw LedgerError(.orgMismatch, "person \(person) cannot be bound to org \(org): a person belongs to one org",
                           details: ["person": .string(person), "org": .string(org)])

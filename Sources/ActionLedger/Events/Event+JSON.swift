@@ -97,7 +97,9 @@ extension Payload {
         case .expired:
             return .object(JSONObject())
         case .deviceLinked(let d):
-            return ["device": .string(d.device), "label": .string(d.label), "platform": .string(d.platform.rawValue)]
+            var o: JSONObject = ["device": .string(d.device), "label": .string(d.label), "platform": .string(d.platform.rawValue)]
+            if let key = d.key { o["key"] = key.json }
+            return .object(o)
         case .deviceRevoked(let d):
             return ["device": .string(d.device), "reason": .string(d.reason)]
         case .policySet(let p):
@@ -162,7 +164,8 @@ extension Payload {
             let device = try r.identifier("device"), label = try r.string("label", max: L.name)
             let platform = try r.string("platform", max: 16)
             guard let p = Platform(rawValue: platform) else { throw r.fail("platform", "expected ios, web or cli") }
-            self = .deviceLinked(DeviceLink(device: device, label: label, platform: p))
+            let key = version >= 2 ? try DeviceKey(fields: try r.object("key")) : nil
+            self = .deviceLinked(DeviceLink(device: device, label: label, platform: p, key: key))
         case .deviceRevoked:
             self = .deviceRevoked(DeviceRevocation(device: try r.identifier("device"),
                                                    reason: try r.string("reason", max: L.rationale, allowEmpty: true)))

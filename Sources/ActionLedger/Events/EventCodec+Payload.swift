@@ -54,6 +54,7 @@ extension EventCodec {
             w.string(d.device)
             w.string(d.label)
             w.string(d.platform.rawValue)
+            d.key?.encode(&w)
         case .deviceRevoked(let d):
             w.string(d.device)
             w.string(d.reason)
@@ -127,7 +128,8 @@ extension EventCodec {
         case .deviceLinked:
             let device = try r.string(), label = try r.string(), platform = try r.string()
             guard let p = Platform(rawValue: platform) else { throw r.fail("unknown platform \(platform)") }
-            return .deviceLinked(DeviceLink(device: device, label: label, platform: p))
+            return .deviceLinked(DeviceLink(device: device, label: label, platform: p,
+                                            key: version >= 2 ? try DeviceKey.decode(&r) : nil))
         case .deviceRevoked:
             return .deviceRevoked(DeviceRevocation(device: try r.string(), reason: try r.string()))
         case .policySet:

@@ -126,7 +126,7 @@ public struct DecisionReplay {
             }
             if personOrgs[event.person] == nil { personOrgs[event.person] = event.org }
             devices[d.device] = DeviceState(device: d.device, person: event.person, org: event.org, label: d.label,
-                                            platform: d.platform, linkedAt: event.at, revokedAt: nil)
+                                            platform: d.platform, linkedAt: event.at, revokedAt: nil, key: d.key)
             return nil
         case .deviceRevoked(let d):
             guard var state = devices[d.device] else {
