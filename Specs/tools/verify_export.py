@@ -65,6 +65,15 @@ def compact(v):
 def preview(p):
     return string(p["text"]) + varint(p.get("assets", 0)) + optional(p.get("price"), double)
 
+def proof(t, e):
+    # The signed schema of a tap type appends its proof (events.md, "Signed taps").
+    signed = 3 if t in ("action.reviewed", "action.confirmed", "action.approved", "action.dismissed") else 2
+    if e["schema_version"] < signed: return b""
+    p = e["data"]["proof"]
+    assert p["format"] == "p256" and re.fullmatch(r"[0-9a-f]{128}", p["signature"])
+    return (u8(1) + timestamp(p["claimed_at"]) + digest(p["content_hash"]) + digest(p["key_fingerprint"])
+            + u8({"signed": 1, "signed_uv": 2}[p["level"]]) + bytes.fromhex(p["signature"]))
+
 def device_key(k):
     # device.linked schema 2: SPKI DER (length-prefixed), protection, trust (statements.md §1).
     spki = bytes.fromhex(k["public_key"])
@@ -77,7 +86,12 @@ def rules(d):
     # Schema 2 of a proposal or decision appends its rules version (events.md, "Versioning").
     return varint(d["rules_version"]) if "rules_version" in d else b""
 
-def payload(t, d):
+def payload(t, d, e):
+    return body(t, d) + (proof(t, e) if t in SIGNED else b"")
+
+SIGNED = ("action.reviewed", "action.confirmed", "action.approved", "action.dismissed", "action.held", "action.edited")
+
+def body(t, d):
     if t == "action.proposed":
         pinned = b""
         if "rules_version" in d:
@@ -114,7 +128,7 @@ def payload(t, d):
 def canonical(e):
     return (u8(1) + u8(CODES[e["type"]]) + u8(e["schema_version"]) + fixed64(e["seq"]) + timestamp(e["at"])
             + string(e["actor"]) + optional(e.get("device"), string) + string(e["command_id"]) + string(e["org"])
-            + string(e["person"]) + optional(e.get("action_id"), string) + payload(e["type"], e["data"]))
+            + string(e["person"]) + optional(e.get("action_id"), string) + payload(e["type"], e["data"], e))
 
 def main(argv):
     checkpoint = None

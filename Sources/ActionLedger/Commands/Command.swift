@@ -45,12 +45,20 @@ public struct CommandRequest: Sendable, Equatable {
     public var now: Timestamp
     /// Who acts for commands not made by an action's person (device and policy admin).
     public var actor: String
+    /// The device's signature over the statement of a tap, dismissal, edit or hold
+    /// (Specs/statements.md); required from a keyed device.
+    public var proof: ProofInput?
+    /// Set by ``Ledger/execute(group:)`` when it verified `proof` outside the write lock: the
+    /// statement and key it verified, so the writer re-checks them instead of the signature.
+    var preverified: ProofGate.Verified?
 
-    public init(_ command: Command, commandId: String? = nil, now: Timestamp, actor: String = "operator") {
+    public init(_ command: Command, commandId: String? = nil, now: Timestamp, actor: String = "operator",
+                proof: ProofInput? = nil) {
         self.command = command
         self.commandId = commandId ?? CommandRequest.newCommandId()
         self.now = now
         self.actor = actor
+        self.proof = proof
     }
 
     /// `cmd-` and 32 hex digits: the wall-clock milliseconds (12 digits), then 80 random

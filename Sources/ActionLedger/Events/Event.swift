@@ -39,11 +39,17 @@ public struct Event: Sendable, Equatable {
     /// The event's type, e.g. `action.approved`.
     public var type: EventType { payload.type }
 
-    /// The schema version of this event's encoding (Specs/events.md, "Versioning"): a keyed
-    /// link is schema 2; else 2 for a proposal or decision judged under rules version 2 or
-    /// later, else 1.
+    /// The schema version of this event's encoding (Specs/events.md, "Versioning"): a tap
+    /// carrying a signed proof is the newest schema of its type (3 for taps and dismissals,
+    /// which record a rules version; 2 for holds and edits), a keyed link is schema 2; else
+    /// 2 for a proposal or decision judged under rules version 2 or later, else 1.
     public var schemaVersion: UInt8 {
         switch payload {
+        case .reviewed(let t), .confirmed(let t): t.proof != nil ? 3 : t.rulesVersion >= 2 ? 2 : 1
+        case .approved(let a): a.proof != nil ? 3 : a.rulesVersion >= 2 ? 2 : 1
+        case .dismissed(let d): d.proof != nil ? 3 : d.rulesVersion >= 2 ? 2 : 1
+        case .held(let h): h.proof != nil ? 2 : 1
+        case .edited(let e): e.proof != nil ? 2 : 1
         case .deviceLinked(let d): d.key != nil ? 2 : 1
         default: payload.rulesVersion.map { $0 >= 2 ? 2 : 1 } ?? 1
         }
@@ -83,12 +89,12 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     public var description: String { name }
 
     /// The newest schema version of this type: decisions and proposals gained their rules
-    /// version in schema 2, keyed links their key in schema 2 (Specs/events.md,
-    /// "Versioning"); every earlier one stays readable.
+    /// version in schema 2, signed taps their proof in the next one, keyed links their key in
+    /// schema 2 (Specs/events.md, "Versioning"); every earlier one stays readable.
     public var schemaVersion: UInt8 {
         switch self {
-        case .actionProposed, .actionReviewed, .actionConfirmed, .actionApproved, .actionAutoShipped, .actionDismissed,
-             .deviceLinked: 2
+        case .actionReviewed, .actionConfirmed, .actionApproved, .actionDismissed: 3
+        case .actionProposed, .actionAutoShipped, .actionHeld, .actionEdited, .deviceLinked: 2
         default: 1
         }
     }

@@ -6,10 +6,13 @@ public struct Tap: Sendable, Equatable {
     public var policyVersion: UInt32
     /// The rules version that judged it (1: recorded before rules were versioned).
     public var rulesVersion: UInt32
-    public init(contentHash: Digest, policyVersion: UInt32, rulesVersion: UInt32 = 1) {
+    /// The device's signature over the tap statement (schema 3), if it sent one.
+    public var proof: SignedProof?
+    public init(contentHash: Digest, policyVersion: UInt32, rulesVersion: UInt32 = 1, proof: SignedProof? = nil) {
         self.contentHash = contentHash
         self.policyVersion = policyVersion
         self.rulesVersion = rulesVersion
+        self.proof = proof
     }
 }
 
@@ -23,6 +26,8 @@ public struct Approval: Sendable, Equatable {
     public var userVerified: Bool
     /// The rules version that judged it (1: recorded before rules were versioned).
     public var rulesVersion: UInt32 = 1
+    /// The device's signature over the tap statement (schema 3), if it sent one.
+    public var proof: SignedProof? = nil
 }
 
 /// `action.auto_shipped`.
@@ -39,17 +44,23 @@ public struct Dismissal: Sendable, Equatable {
     public var reason: String
     public var policyVersion: UInt32
     public var rulesVersion: UInt32 = 1
+    /// The device's signature over the dismiss statement (schema 3), if it sent one.
+    public var proof: SignedProof? = nil
 }
 
 /// `action.held`: out of the Today feed until `until`.
 public struct Hold: Sendable, Equatable {
     public var until: Timestamp
+    /// The device's signature over the hold statement (schema 2), if it sent one.
+    public var proof: SignedProof? = nil
 }
 
 /// `action.edited`: a new preview; every earlier tap is void.
 public struct Edit: Sendable, Equatable {
     public var preview: Preview
     public var contentHash: Digest
+    /// The device's signature over the edit statement (schema 2), if it sent one.
+    public var proof: SignedProof?
     public init(preview: Preview) {
         self.init(preview: preview, storedContentHash: EventCodec.contentHash(of: preview))
     }
@@ -58,6 +69,7 @@ public struct Edit: Sendable, Equatable {
     init(preview: Preview, storedContentHash: Digest) {
         self.preview = preview
         contentHash = storedContentHash
+        proof = nil
     }
 }
 

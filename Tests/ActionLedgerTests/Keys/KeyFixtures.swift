@@ -29,6 +29,18 @@ extension Ledger {
         try run(.linkKeyedDevice(device: device, person: person, org: "quinn-co", label: "\(device) label",
                                  platform: platform, key: k), now: now)
     }
+
+    /// Runs `command` signed by `key` over the statement the engine expects (or over
+    /// `tamper`ed statement inputs), claiming `claimedAt`.
+    @discardableResult
+    func signed(_ command: Command, _ key: TestDeviceKey, commandId: String = CommandRequest.newCommandId(),
+                now: Timestamp = t0, claimedAt: Timestamp? = nil,
+                tamper: (inout Statement.Tap) -> Void = { _ in }) throws -> CommandResult {
+        var statement = try self.statement(for: command, commandId: commandId, claimedAt: claimedAt ?? now)
+        tamper(&statement)
+        let proof = ProofInput(claimedAt: claimedAt ?? now, signature: try key.sign(statement.bytes))
+        return try execute(CommandRequest(command, commandId: commandId, now: now, proof: proof))
+    }
 }
 
 /// A store with a store id (seq 1) and one pending action of quinn's.

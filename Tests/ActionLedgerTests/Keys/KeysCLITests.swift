@@ -61,6 +61,39 @@ import Testing
         #expect(r.status == 0 && r.stdout.contains(#""trust":"introduced""#) && r.stdout.contains(#""introduced_by":"iphone""#))
     }
 
+    @Test func tapsSignedWithKeyAndByAnIndependentSigner() throws {
+        try setUp()
+        var r = try ledger("review", "p1", "--device", "iphone")
+        #expect(r.status == 27 && r.stderr.contains("proof_required"))
+        // The CLI signs with --key.
+        r = try ledger("review", "p1", "--device", "iphone", "--key", path("phone.key"), "--json")
+        #expect(r.status == 0 && r.stdout.contains(#""level":"signed_uv""#))
+        // Python's `cryptography` signs the statement `ledger statement` prints.
+        let s = try ledger("statement", "p1", "--step", "approve", "--device", "iphone", "--command-id", "cmd-py",
+                           "--claimed-at", "2026-11-22T08:59:00Z", "--json")
+        #expect(s.status == 0)
+        let hex = try #require(try JSONParser.parse(s.stdout)["statement_hex"]).stringValue
+        let py = """
+        import base64, sys
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        key = serialization.load_pem_private_key(open(sys.argv[1], "rb").read(), None)
+        sig = key.sign(bytes.fromhex(sys.argv[2]), ec.ECDSA(hashes.SHA256()))
+        print('{"format":"p256","signature":"%s"}' % base64.b64encode(sig).decode())
+        """
+        let signed = try IndependentVerifierTests.runPython(["-c", py, path("phone.key"), hex])
+        #expect(signed.status == 0, "\(signed.stderr)")
+        // Replayed under a new command id: refused.
+        r = try ledger("approve", "p1", "--device", "iphone", "--proof", "-", "--claimed-at", "2026-11-22T08:59:00Z",
+                       "--command-id", "cmd-other", stdin: signed.stdout)
+        #expect(r.status == 26 && r.stderr.contains("bad_proof"))
+        r = try ledger("approve", "p1", "--device", "iphone", "--proof", "-", "--claimed-at", "2026-11-22T08:59:00Z",
+                       "--command-id", "cmd-py", "--json", stdin: signed.stdout)
+        #expect(r.status == 0 && r.stdout.contains(#""claimed_at":"2026-11-22T08:59:00.000Z""#), "\(r.stderr)")
+        #expect(try ledger("audit", "replay").status == 0)
+        #expect(try ledger("verify", "--deep").status == 0)
+    }
+
     @Test func statementPrintsTheBytesToSign() throws {
         try setUp()
         let s = try ledger("statement", "p1", "--step", "hold", "--device", "iphone", "--command-id", "cmd-h",
