@@ -26,5 +26,57 @@ import Testing
         let fresh = try TempLedger()
         let head = try fresh.ledger.importJSONL(path: path)
         #expect(head.seq == 12)
+        #expect(try fresh.ledger.verifyProofs() == 9)
+        #expect(try fresh.ledger.replayDecisions().mismatch == nil)
+    }
+
+    /// Anyone can re-chain an export; a forged proof still cannot verify.
+    @Test func aReChainedForgeryIsCaughtOffline() throws {
+        let t = try keyedStore(stakes: .low)
+        let phone = TestDeviceKey()
+        try t.ledger.linkKeyed("iphone", phone)
+        try t.ledger.signed(.tap(.approve, actionId: "a1", device: "iphone"), phone)
+        let events = try t.ledger.read { r in try (1...4).map { try r.event($0)!.event } }
+        func forged(_ change: (inout Event) -> Void) throws -> TempLedger {
+            var copy = events
+            change(&copy[3])
+            let f = try TempLedger()
+            try f.ledger.append(verbatim: copy.map { ($0, nil) })  // re-chained: every hash recomputed
+            return f
+        }
+        let cases: [(String, (inout Event) -> Void)] = [
+            ("signature byte", { e in
+                if case .approved(var a) = e.payload { a.proof!.signature[5] ^= 1; e.payload = .approved(a) } }),
+            ("claimed another command", { e in e.commandId = "cmd-forged" }),
+            ("unsigned", { e in if case .approved(var a) = e.payload { a.proof = nil; e.payload = .approved(a) } }),
+        ]
+        for (what, change) in cases {
+            let f = try forged(change)
+            let e = try requireLedgerError(.integrityFailure, what) { try f.ledger.verifyProofs() }
+            #expect(e.details["seq"] == 4, "\(what)")
+            #expect(try f.ledger.replayDecisions().mismatch?.seq == 4, "\(what)")
+            let path = f.directory.appendingPathComponent("f.jsonl").path
+            var bytes: [UInt8] = []
+            try f.ledger.exportJSONL { bytes += $0 }
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let r = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
+            #expect(r.status == 1 && r.stdout.hasPrefix("seq 4: "), "\(what): \(r.stdout)\(r.stderr)")
+            try requireLedgerError(.replayMismatch, what) { try TempLedger().ledger.importJSONL(path: path) }
+        }
+    }
+
+    @Test func aSecondKeyOnFirstUseIsCaughtByReplay() throws {
+        let t = try keyedStore()
+        try t.ledger.linkKeyed("iphone", TestDeviceKey())
+        var events = try t.ledger.read { r in try (1...3).map { try r.event($0)!.event } }
+        var second = events[2]
+        second.seq = 4
+        second.commandId = "cmd-second"
+        if case .deviceLinked(var d) = second.payload { d.device = "laptop"; d.key = try TestDeviceKey().key(); second.payload = .deviceLinked(d) }
+        events.append(second)
+        let f = try TempLedger()
+        try f.ledger.append(verbatim: events.map { ($0, nil) })
+        #expect(try f.ledger.replayDecisions().mismatch?.code == "introduction_required")
+        try requireLedgerError(.integrityFailure) { try f.ledger.verifyProofs() }
     }
 }
