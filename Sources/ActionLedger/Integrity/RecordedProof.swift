@@ -106,6 +106,7 @@ struct ProofScan {
         } catch let e as LedgerError {
             var details: JSONObject = ["seq": .number(Double(event.seq)), "problem": e.details["problem"] ?? .string(e.code.rawValue)]
             details["proof_code"] = .string(e.code.rawValue)
+            details["field"] = .string(event.type == .deviceLinked ? "data.key" : "data.proof")
             throw LedgerError(.integrityFailure, "seq \(event.seq) (\(event.type.name)): \(e.message)", details: details)
         }
     }

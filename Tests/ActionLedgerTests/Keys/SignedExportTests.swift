@@ -23,6 +23,7 @@ import Testing
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let r = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
         #expect(r.status == 0 && r.stdout.hasPrefix("ok 12 "), "\(r.stdout)\(r.stderr)")
+        #expect(try ExportVerifier.verify(path: path).head.seq == 12)
         let fresh = try TempLedger()
         let head = try fresh.ledger.importJSONL(path: path)
         #expect(head.seq == 12)
@@ -61,7 +62,11 @@ import Testing
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             let r = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
             #expect(r.status == 1 && r.stdout.hasPrefix("seq 4: "), "\(what): \(r.stdout)\(r.stderr)")
-            try requireLedgerError(.replayMismatch, what) { try TempLedger().ledger.importJSONL(path: path) }
+            let v = try requireLedgerError(.integrityFailure, what) { try ExportVerifier.verify(path: path) }
+            #expect(v.details["line"] == 4 && v.details["seq"] == 4, "\(what)")
+            // Import verifies the file first: the forged proof is bad input, named by line and field.
+            let i = try requireLedgerError(.invalidInput, what) { try TempLedger().ledger.importJSONL(path: path) }
+            #expect(i.details["field"] == "data.proof" && i.details["line"] == 4, "\(what)")
         }
     }
 
