@@ -4,7 +4,11 @@ import Testing
 
 /// Keyed links and signed taps survive export, the independent verifier and import.
 @Suite struct SignedExportTests {
-    @Test func anExportWithKeysAndProofsVerifiesAndImports() throws {
+    static let examples = EventJSONTests.examples.deletingLastPathComponent().appendingPathComponent("signed-events.jsonl")
+
+    /// A high-stakes path signed from two devices (one introduced by the other), a signed
+    /// hold, edit and dismissal.
+    static func signedStore() throws -> TempLedger {
         let t = try keyedStore(stakes: .high)
         let phone = TestDeviceKey(), laptop = TestDeviceKey()
         try t.ledger.linkKeyed("iphone", phone, protection: .userVerification)
@@ -17,6 +21,34 @@ import Testing
         try t.ledger.signed(.tap(.approve, actionId: "a1", device: "iphone"), phone)
         try t.ledger.run(.propose(proposal("a2")))
         try t.ledger.signed(.dismiss(actionId: "a2", device: "laptop", reason: "not now"), laptop)
+        return t
+    }
+
+    /// Specs/schemas/examples/signed-events.jsonl (checked against the schemas by
+    /// validate.py) is an export the engine wrote: its chain and every proof verify and
+    /// import replays it. Signatures are randomised, so it is rewritten only on request
+    /// (ACTIONLEDGER_WRITE_EXAMPLES=1), not compared byte for byte.
+    @Test func theSignedExamplesAreTheEnginesOwn() throws {
+        if ProcessInfo.processInfo.environment["ACTIONLEDGER_WRITE_EXAMPLES"] == "1" {
+            var bytes: [UInt8] = []
+            try Self.signedStore().ledger.exportJSONL { bytes += $0 }
+            try Data(bytes).write(to: Self.examples)
+        }
+        #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 12)
+        #expect(try TempLedger().ledger.importJSONL(path: Self.examples.path).seq == 12)
+        let kinds = Set(try String(contentsOf: Self.examples, encoding: .utf8).split(separator: "\n").map { line -> String in
+            let e = try JSONParser.parse(String(line))
+            guard case .number(let v)? = e["schema_version"] else { return "" }
+            return "\(e["type"]!.stringValue)/\(Int(v))"
+        })
+        for k in ["device.linked/2", "action.reviewed/3", "action.confirmed/3", "action.approved/3", "action.dismissed/3",
+                  "action.held/2", "action.edited/2"] {
+            #expect(kinds.contains(k), "\(k)")
+        }
+    }
+
+    @Test func anExportWithKeysAndProofsVerifiesAndImports() throws {
+        let t = try Self.signedStore()
         let path = t.directory.appendingPathComponent("e.jsonl").path
         var bytes: [UInt8] = []
         try t.ledger.exportJSONL { bytes += $0 }
