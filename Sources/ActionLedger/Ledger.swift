@@ -76,14 +76,14 @@ public final class Ledger: Sendable {
     /// own result, and a refused one does not affect the others.
     public func execute(group requests: [CommandRequest]) throws -> [Result<CommandResult, LedgerError>] {
         guard let writer else { throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused") }
-        return try writer.submit(requests, atomic: false)
+        return try writer.submit(preverify(requests), atomic: false)
     }
 
     /// Runs commands as one all-or-nothing batch: either all succeed or none is recorded.
     /// - throws: the first refusal, its `index` in ``LedgerError/details``.
     public func execute(batch requests: [CommandRequest]) throws -> [CommandResult] {
         guard let writer else { throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused") }
-        return try writer.submit(requests, atomic: true).map { try $0.get() }
+        return try writer.submit(preverify(requests), atomic: true).map { try $0.get() }
     }
 
     /// Appends events verbatim in one transaction, all or nothing: restoring an export

@@ -14,6 +14,8 @@ struct LedgerCLI: ParsableCommand {
             Today.self, Audit.self, Activity.self, Rebuild.self, Projections.self,
             // Integrity and operations (issue 4)
             Verify.self, Keygen.self, CheckpointCommand.self, Backup.self, Export.self, Import.self,
+            // Device keys (issue 13)
+            StatementCommand.self,
         ]
     )
 }

@@ -4,7 +4,9 @@
     verify_export.py EXPORT.jsonl [CHECKPOINT.json PUBKEY.pub]
 
 Rebuilds each event's canonical bytes from its JSON (§2, §5.3), re-computes the hash chain
-(§1, §3), checks each recorded content hash against its preview (§3) and, given a checkpoint and public key, checks its Ed25519 signature over the
+(§1, §3), checks each recorded content hash against its preview (§3), every device key's
+introduction and every signed tap's P-256 proof against the device's key
+(Specs/statements.md), and, given a checkpoint and public key, checks its Ed25519 signature over the
 documented bytes (§4) and that the export extends it. Exit 0 and "ok N HEAD" on success;
 exit 1 and "seq N: problem" on the first failure.
 """
@@ -65,11 +67,96 @@ def compact(v):
 def preview(p):
     return string(p["text"]) + varint(p.get("assets", 0)) + optional(p.get("price"), double)
 
+def proof(t, e):
+    # The signed schema of a tap type appends its proof (events.md, "Signed taps").
+    signed = 3 if t in ("action.reviewed", "action.confirmed", "action.approved", "action.dismissed") else 2
+    if e["schema_version"] < signed: return b""
+    p = e["data"]["proof"]
+    assert p["format"] == "p256" and re.fullmatch(r"[0-9a-f]{128}", p["signature"])
+    return (u8(1) + timestamp(p["claimed_at"]) + digest(p["content_hash"]) + digest(p["key_fingerprint"])
+            + u8({"signed": 1, "signed_uv": 2}[p["level"]]) + bytes.fromhex(p["signature"]))
+
+def device_key(k):
+    # device.linked schema 2: SPKI DER (length-prefixed), protection, trust (statements.md §1).
+    spki = bytes.fromhex(k["public_key"])
+    assert hashlib.sha256(spki).hexdigest() == k["fingerprint"], "key fingerprint"
+    out = varint(len(spki)) + spki + u8({"none": 0, "device": 1, "user-verification": 2}[k["protection"]])
+    if k["trust"] == "first_use": return out + u8(0)
+    return out + u8(1) + string(k["introduced_by"]) + bytes.fromhex(k["introduction_signature"])
+
+STEPS = {"action.reviewed": "review", "action.confirmed": "confirm", "action.approved": "approve",
+         "action.dismissed": "dismiss", "action.edited": "edit", "action.held": "hold"}
+
+def statement(domain, lines):
+    return (domain + "\n" + "".join("%s:%s\n" % kv for kv in lines)).encode("ascii")
+
+def p256_verify(spki, raw, msg):
+    # statements.md §1: ECDSA P-256 / SHA-256; the log stores signatures as raw r‖s.
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+    der = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
+    try:
+        serialization.load_der_public_key(spki).verify(der, msg, ec.ECDSA(hashes.SHA256()))
+        return True
+    except InvalidSignature:
+        return False
+
+def check_proofs(e, store, devices):
+    """statements.md §1.1-§2: keyed links' introductions, and every keyed device's proof. Returns a problem or None."""
+    t, d = e["type"], e["data"]
+    if t == "device.linked":
+        k = d.get("key")
+        if k:
+            mine = [x for x in devices.values() if x["person"] == e["person"] and x["key"]]
+            if k["trust"] == "first_use" and mine: return "a second keyed device on first use"
+            if k["trust"] == "introduced":
+                by = devices.get(k["introduced_by"])
+                if not by or not by["key"] or by["revoked"] or by["person"] != e["person"] or by["org"] != e["org"]:
+                    return "introduced by %s, not an unrevoked keyed device of %s" % (k["introduced_by"], e["person"])
+                msg = statement("actionledger-link-v1", [("store", store), ("org", e["org"]), ("person", e["person"]),
+                    ("device", d["device"]), ("platform", d["platform"]), ("key", k["fingerprint"]),
+                    ("key_protection", k["protection"]), ("introduced_by", k["introduced_by"])])
+                if not p256_verify(bytes.fromhex(by["key"]["public_key"]), bytes.fromhex(k["introduction_signature"]), msg):
+                    return "introduction signature"
+        devices[d["device"]] = {"person": e["person"], "org": e["org"], "key": k, "revoked": False}
+        return None
+    if t == "device.revoked":
+        devices[d["device"]]["revoked"] = True
+        return None
+    if t not in STEPS or e.get("device") not in devices: return None
+    dev, p = devices[e["device"]], d.get("proof")
+    if not dev["key"]: return "a proof from a device without a key" if p else None
+    if not p: return "a keyed device's %s without a proof" % t
+    if p["key_fingerprint"] != dev["key"]["fingerprint"]: return "proof by another key than the device's"
+    if p["level"] != ("signed_uv" if dev["key"]["protection"] == "user-verification" else "signed"): return "proof level"
+    lines = [("store", store), ("org", e["org"]), ("action", e["action_id"]), ("step", STEPS[t]),
+             ("content", p["content_hash"]), ("device", e["device"]), ("command", e["command_id"]),
+             ("claimed_at", p["claimed_at"])]
+    sha = lambda text: hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if t == "action.held": lines.append(("until", iso(ms(d["until"]))))
+    if t == "action.edited": lines.append(("text_sha256", sha(d["preview"]["text"])))
+    if t == "action.dismissed": lines.append(("reason_sha256", sha(d["reason"])))
+    lines[7] = ("claimed_at", iso(ms(p["claimed_at"])))
+    if not p256_verify(bytes.fromhex(dev["key"]["public_key"]), bytes.fromhex(p["signature"]), statement("actionledger-statement-v1", lines)):
+        return "proof signature"
+    return None
+
+def iso(total):
+    t = datetime.fromtimestamp(total // 1000, tz=timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (total % 1000)
+
 def rules(d):
     # Schema 2 of a proposal or decision appends its rules version (events.md, "Versioning").
     return varint(d["rules_version"]) if "rules_version" in d else b""
 
-def payload(t, d):
+def payload(t, d, e):
+    return body(t, d) + (proof(t, e) if t in SIGNED else b"")
+
+SIGNED = ("action.reviewed", "action.confirmed", "action.approved", "action.dismissed", "action.held", "action.edited")
+
+def body(t, d):
     if t == "action.proposed":
         pinned = b""
         if "rules_version" in d:
@@ -91,7 +178,9 @@ def payload(t, d):
     if t == "action.edited": return preview(d["preview"]) + digest(d["content_hash"])
     if t in ("action.executed", "action.failed"): return string(compact(d["outcome"]))
     if t == "action.expired": return b""
-    if t == "device.linked": return string(d["device"]) + string(d["label"]) + string(d["platform"])
+    if t == "device.linked":
+        key = device_key(d["key"]) if "key" in d else b""
+        return string(d["device"]) + string(d["label"]) + string(d["platform"]) + key
     if t == "device.revoked": return string(d["device"]) + string(d["reason"])
     if t == "policy.set":
         a = d["auto_ship"]
@@ -104,7 +193,7 @@ def payload(t, d):
 def canonical(e):
     return (u8(1) + u8(CODES[e["type"]]) + u8(e["schema_version"]) + fixed64(e["seq"]) + timestamp(e["at"])
             + string(e["actor"]) + optional(e.get("device"), string) + string(e["command_id"]) + string(e["org"])
-            + string(e["person"]) + optional(e.get("action_id"), string) + payload(e["type"], e["data"]))
+            + string(e["person"]) + optional(e.get("action_id"), string) + payload(e["type"], e["data"], e))
 
 def main(argv):
     checkpoint = None
@@ -116,7 +205,7 @@ def main(argv):
         signed = "%s\n%d\n%s\n%s\n%s\n" % (cp["format"], cp["log_size"], cp["head_hash"], cp["time"], cp["key_id"])
         Ed25519PublicKey.from_public_bytes(raw).verify(bytes.fromhex(cp["signature"]), signed.encode("ascii"))
         checkpoint = (cp["log_size"], cp["head_hash"])
-    prev, seq = bytes(32), 0
+    prev, seq, store, devices = bytes(32), 0, None, {}
     for line in open(argv[1], "rb"):
         e = json.loads(line)
         if e["seq"] != seq + 1: print("seq %d: missing" % (seq + 1)); return 1
@@ -127,6 +216,9 @@ def main(argv):
         if e["type"] in ("action.proposed", "action.edited"):
             if hashlib.sha256(preview(e["data"]["preview"])).hexdigest() != e["data"]["content_hash"]:
                 print("seq %d: content_hash mismatch" % e["seq"]); return 1
+        store = store or h.hex()  # the store id: the chain hash of seq 1 (statements.md §2)
+        problem = check_proofs(e, store, devices)
+        if problem: print("seq %d: %s" % (e["seq"], problem)); return 1
         if checkpoint and checkpoint[0] == e["seq"] and checkpoint[1] != h.hex():
             print("seq %d: does not extend the checkpoint" % e["seq"]); return 1
         prev, seq = h, e["seq"]

@@ -18,6 +18,9 @@ public enum Command: Sendable, Equatable {
     /// Mark a pending action whose `expires_at` has passed as expired.
     case expire(actionId: String)
     case linkDevice(device: String, person: String, org: String, label: String, platform: Platform)
+    /// Link a device with its P-256 key: trust on first use for the person's first keyed
+    /// device, otherwise introduced by an unrevoked keyed device of hers (`key.trust`).
+    case linkKeyedDevice(device: String, person: String, org: String, label: String, platform: Platform, key: DeviceKey)
     case revokeDevice(device: String, reason: String)
     /// Put a new policy version in force; its version must be the current one + 1 (or 0 to take the next).
     case setPolicy(PolicyDocument, org: String)
@@ -28,7 +31,7 @@ public enum Command: Sendable, Equatable {
         case .propose(let p): p.actionId
         case .tap(_, let a, _, _, _), .dismiss(let a, _, _), .edit(let a, _, _), .hold(let a, _, _),
              .recordOutcome(let a, _, _), .expire(let a): a
-        case .linkDevice, .revokeDevice, .setPolicy: nil
+        case .linkDevice, .linkKeyedDevice, .revokeDevice, .setPolicy: nil
         }
     }
 }
@@ -42,12 +45,20 @@ public struct CommandRequest: Sendable, Equatable {
     public var now: Timestamp
     /// Who acts for commands not made by an action's person (device and policy admin).
     public var actor: String
+    /// The device's signature over the statement of a tap, dismissal, edit or hold
+    /// (Specs/statements.md); required from a keyed device.
+    public var proof: ProofInput?
+    /// Set by ``Ledger/execute(group:)`` when it verified `proof` outside the write lock: the
+    /// statement and key it verified, so the writer re-checks them instead of the signature.
+    var preverified: ProofGate.Verified?
 
-    public init(_ command: Command, commandId: String? = nil, now: Timestamp, actor: String = "operator") {
+    public init(_ command: Command, commandId: String? = nil, now: Timestamp, actor: String = "operator",
+                proof: ProofInput? = nil) {
         self.command = command
         self.commandId = commandId ?? CommandRequest.newCommandId()
         self.now = now
         self.actor = actor
+        self.proof = proof
     }
 
     /// `cmd-` and 32 hex digits: the wall-clock milliseconds (12 digits), then 80 random

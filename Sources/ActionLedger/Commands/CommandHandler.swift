@@ -79,6 +79,18 @@ enum CommandHandler {
             try append(actor: s.person, device: device, org: s.org, person: s.person, actionId: s.actionId, payload)
         }
         var duplicate = false
+        // The device's proof is checked before the policy judges (Specs/statements.md).
+        func gate(_ s: ActionState, _ device: DeviceState?) throws -> SignedProof? {
+            try ProofGate.check(request, action: s, device: device, storeId: try reader.storeId(), now: now)
+        }
+        // Dismiss, edit, hold: proof, then the policy's checks, then the signed content.
+        func change(_ s: ActionState, _ deviceId: String) throws -> SignedProof? {
+            let device = try reader.deviceState(deviceId)
+            let proof = try gate(s, device)
+            try Policy.judgeChange(on: s, device: device, deviceId: deviceId, now: now)
+            if let proof, proof.contentHash != s.contentHash { throw ProofGate.stale(s, proof.contentHash) }
+            return proof
+        }
 
         switch request.command {
         case .propose(let input):
@@ -104,32 +116,36 @@ enum CommandHandler {
         case .tap(let step, let id, let deviceId, let userVerified, let seen):
             let s = try action(id)
             let policy = try reader.policy(org: s.org)
-            let verdict = try Policy.judgeTap(step, on: s, device: try reader.deviceState(deviceId), deviceId: deviceId,
-                                              seenContent: seen, userVerified: userVerified, policy: policy, now: now)
+            let device = try reader.deviceState(deviceId)
+            let proof = try gate(s, device)
+            // A key declared `user-verification` signs only after the user is verified.
+            let verified = userVerified || proof?.level == .signedUV
+            let verdict = try Policy.judgeTap(step, on: s, device: device, deviceId: deviceId,
+                                              seenContent: proof?.contentHash ?? seen, userVerified: verified, policy: policy, now: now)
             switch verdict {
             case .duplicate:
                 duplicate = true
             case .accept(let rule, let stakes):
-                let tap = Tap(contentHash: s.contentHash, policyVersion: policy.version, rulesVersion: Policy.rulesVersion)
+                let tap = Tap(contentHash: s.contentHash, policyVersion: policy.version, rulesVersion: Policy.rulesVersion, proof: proof)
                 switch step {
                 case .review: try onAction(s, device: deviceId, .reviewed(tap))
                 case .confirm: try onAction(s, device: deviceId, .confirmed(tap))
                 case .approve:
                     try onAction(s, device: deviceId, .approved(Approval(contentHash: s.contentHash, policyVersion: policy.version,
-                                                                         rule: rule, stakes: stakes, userVerified: userVerified,
-                                                                         rulesVersion: Policy.rulesVersion)))
+                                                                         rule: rule, stakes: stakes, userVerified: verified,
+                                                                         rulesVersion: Policy.rulesVersion, proof: proof)))
                 }
             }
 
         case .dismiss(let id, let deviceId, let reason):
             let s = try action(id)
-            try Policy.judgeChange(on: s, device: try reader.deviceState(deviceId), deviceId: deviceId, now: now)
+            let proof = try change(s, deviceId)
             try onAction(s, device: deviceId, .dismissed(Dismissal(reason: reason, policyVersion: try reader.policy(org: s.org).version,
-                                                                  rulesVersion: Policy.rulesVersion)))
+                                                                  rulesVersion: Policy.rulesVersion, proof: proof)))
 
         case .edit(let id, let deviceId, let text):
             let s = try action(id)
-            try Policy.judgeChange(on: s, device: try reader.deviceState(deviceId), deviceId: deviceId, now: now)
+            let proof = try change(s, deviceId)
             guard text.utf8.count <= FieldReader.Limit.text else {
                 throw LedgerError(.invalidInput, "text is \(text.utf8.count) bytes; the limit is \(FieldReader.Limit.text)")
             }
@@ -138,13 +154,15 @@ enum CommandHandler {
             guard preview != s.proposal.preview else {
                 throw LedgerError(.invalidInput, "the edit does not change action \(id)'s preview")
             }
-            try onAction(s, device: deviceId, .edited(Edit(preview: preview)))
+            var edit = Edit(preview: preview)
+            edit.proof = proof
+            try onAction(s, device: deviceId, .edited(edit))
 
         case .hold(let id, let deviceId, let until):
             let s = try action(id)
-            try Policy.judgeChange(on: s, device: try reader.deviceState(deviceId), deviceId: deviceId, now: now)
+            let proof = try change(s, deviceId)
             guard until > now else { throw LedgerError(.invalidInput, "hold until \(until.iso8601) is not after now (\(now.iso8601))") }
-            try onAction(s, device: deviceId, .held(Hold(until: until)))
+            try onAction(s, device: deviceId, .held(Hold(until: until, proof: proof)))
 
         case .recordOutcome(let id, let succeeded, let outcome):
             let s = try action(id)
@@ -172,23 +190,12 @@ enum CommandHandler {
             try append(actor: Event.systemPolicyActor, device: nil, org: s.org, person: s.person, actionId: id, .expired)
 
         case .linkDevice(let deviceId, let person, let given, let label, let platform):
-            // No org given: the device takes its person's (and binds nothing).
-            guard let org = given.isEmpty ? try reader.personOrg(person) : given else {
-                throw LedgerError(.invalidInput, "person \(person) has no org yet: give --org", details: ["field": "org"])
-            }
-            try requireOrg(org, of: person, reader)
-            for (name, v) in [("device", deviceId), ("person", person), ("org", org)] {
-                if let p = FieldReader.identifierProblem(v) { throw LedgerError(.invalidInput, "\(name) \(p)") }
-            }
-            guard !label.isEmpty, label.utf8.count <= FieldReader.Limit.name else {
-                throw LedgerError(.invalidInput, "label must be 1…\(FieldReader.Limit.name) bytes")
-            }
-            if let existing = try reader.deviceState(deviceId) {
-                throw LedgerError(.duplicateDevice, "device \(deviceId) is already linked to \(existing.person)"
-                    + (existing.isRevoked ? " (revoked; revoked ids are never reused)" : ""))
-            }
-            try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil,
-                       .deviceLinked(DeviceLink(device: deviceId, label: label, platform: platform)))
+            let (org, link) = try DeviceLinking.check(deviceId, person, given, label, platform, key: nil, reader)
+            try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil, .deviceLinked(link))
+
+        case .linkKeyedDevice(let deviceId, let person, let given, let label, let platform, let key):
+            let (org, link) = try DeviceLinking.check(deviceId, person, given, label, platform, key: key, reader)
+            try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil, .deviceLinked(link))
 
         case .revokeDevice(let deviceId, let reason):
             guard let d = try reader.deviceState(deviceId) else {
@@ -210,9 +217,11 @@ enum CommandHandler {
         }
         return CommandResult(commandId: request.commandId, events: appended, replayed: false, duplicateTap: duplicate)
     }
+}
 
+extension CommandHandler {
     /// A person belongs to one org: the first event naming the person with an org binds it.
-    private static func requireOrg(_ org: String, of person: String, _ reader: LogReader) throws {
+    static func requireOrg(_ org: String, of person: String, _ reader: LogReader) throws {
         guard let bound = try reader.personOrg(person), bound != org else { return }
         throw LedgerError(.orgMismatch, "person \(person) cannot be bound to org \(org): a person belongs to one org",
                           details: ["person": .string(person), "org": .string(org)])

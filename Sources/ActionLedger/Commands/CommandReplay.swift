@@ -10,7 +10,7 @@ enum CommandReplay {
         switch command {
         case .tap(_, _, let device, _, _), .dismiss(_, let device, _), .edit(_, let device, _), .hold(_, let device, _):
             return first.device == device
-        case .linkDevice(let device, let person, _, _, _):
+        case .linkDevice(let device, let person, _, _, _), .linkKeyedDevice(let device, let person, _, _, _, _):
             if case .deviceLinked(let d) = first.payload { return d.device == device && first.person == person }
             return false
         case .revokeDevice(let device, _):
@@ -32,7 +32,7 @@ enum CommandReplay {
         case .hold: "hold"
         case .recordOutcome: "outcome"
         case .expire: "expire"
-        case .linkDevice: "link"
+        case .linkDevice, .linkKeyedDevice: "link"
         case .revokeDevice: "revoke"
         case .setPolicy: "policy"
         }

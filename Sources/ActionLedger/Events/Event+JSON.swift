@@ -78,26 +78,29 @@ extension Payload {
             return .object(o)
         case .reviewed(let t), .confirmed(let t):
             return Self.withRules(["content_hash": .string(t.contentHash.hex), "policy_version": .number(Double(t.policyVersion))],
-                                  t.rulesVersion)
+                                  t.rulesVersion, t.proof)
         case .approved(let a):
             return Self.withRules(["content_hash": .string(a.contentHash.hex), "policy_version": .number(Double(a.policyVersion)),
                                    "rule": .string(a.rule), "stakes": .string(a.stakes.rawValue),
-                                   "user_verified": .bool(a.userVerified)], a.rulesVersion)
+                                   "user_verified": .bool(a.userVerified)], a.rulesVersion, a.proof)
         case .autoShipped(let a):
             return Self.withRules(["content_hash": .string(a.contentHash.hex), "policy_version": .number(Double(a.policyVersion)),
                                    "rule": .string(a.rule), "confidence": .number(a.confidence)], a.rulesVersion)
         case .dismissed(let d):
-            return Self.withRules(["reason": .string(d.reason), "policy_version": .number(Double(d.policyVersion))], d.rulesVersion)
+            return Self.withRules(["reason": .string(d.reason), "policy_version": .number(Double(d.policyVersion))],
+                                  d.rulesVersion, d.proof)
         case .held(let h):
-            return ["until": .string(h.until.iso8601)]
+            return Self.withRules(["until": .string(h.until.iso8601)], 1, h.proof)
         case .edited(let e):
-            return ["preview": e.preview.json, "content_hash": .string(e.contentHash.hex)]
+            return Self.withRules(["preview": e.preview.json, "content_hash": .string(e.contentHash.hex)], 1, e.proof)
         case .executed(let o), .failed(let o):
             return ["outcome": (try? JSONParser.parse(o.outcome)) ?? .string(o.outcome)]
         case .expired:
             return .object(JSONObject())
         case .deviceLinked(let d):
-            return ["device": .string(d.device), "label": .string(d.label), "platform": .string(d.platform.rawValue)]
+            var o: JSONObject = ["device": .string(d.device), "label": .string(d.label), "platform": .string(d.platform.rawValue)]
+            if let key = d.key { o["key"] = key.json }
+            return .object(o)
         case .deviceRevoked(let d):
             return ["device": .string(d.device), "reason": .string(d.reason)]
         case .policySet(let p):
@@ -107,11 +110,19 @@ extension Payload {
         }
     }
 
-    /// `data` plus `rules_version` when a decision records one (schema 2).
-    static func withRules(_ o: JSONObject, _ rules: UInt32) -> JSON {
+    /// `data` plus `rules_version` when a decision records one (schema 2), and `proof` when
+    /// a device signed it.
+    static func withRules(_ o: JSONObject, _ rules: UInt32, _ proof: SignedProof? = nil) -> JSON {
         var o = o
         if rules >= 2 { o["rules_version"] = .number(Double(rules)) }
+        if let proof { o["proof"] = proof.json }
         return .object(o)
+    }
+
+    /// `proof`: required in the signed schema (`signed`), absent before it.
+    static func proof(_ signed: Bool, _ r: inout FieldReader) throws -> SignedProof? {
+        guard signed else { return nil }
+        return try SignedProof(fields: try r.object("proof"))
     }
 
     /// `rules_version`: required in schema 2 (2 or more), absent in schema 1 (1).
@@ -133,25 +144,27 @@ extension Payload {
             self = .proposed(p)
         case .actionReviewed, .actionConfirmed:
             let t = Tap(contentHash: try r.digest("content_hash"), policyVersion: try Payload.version(&r),
-                        rulesVersion: try Payload.rules(version, &r))
+                        rulesVersion: try Payload.rules(version, &r), proof: try Payload.proof(version >= 3, &r))
             self = type == .actionReviewed ? .reviewed(t) : .confirmed(t)
         case .actionApproved:
             self = .approved(Approval(contentHash: try r.digest("content_hash"), policyVersion: try Payload.version(&r),
                                       rule: try r.string("rule", max: L.name), stakes: try r.stakes("stakes"),
                                       userVerified: try r.optionalBool("user_verified") ?? false,
-                                      rulesVersion: try Payload.rules(version, &r)))
+                                      rulesVersion: try Payload.rules(version, &r), proof: try Payload.proof(version >= 3, &r)))
         case .actionAutoShipped:
             self = .autoShipped(AutoShip(contentHash: try r.digest("content_hash"), policyVersion: try Payload.version(&r),
                                          rule: try r.string("rule", max: L.name), confidence: try r.number("confidence"),
                                          rulesVersion: try Payload.rules(version, &r)))
         case .actionDismissed:
             self = .dismissed(Dismissal(reason: try r.string("reason", max: L.rationale, allowEmpty: true),
-                                        policyVersion: try Payload.version(&r), rulesVersion: try Payload.rules(version, &r)))
+                                        policyVersion: try Payload.version(&r), rulesVersion: try Payload.rules(version, &r),
+                                        proof: try Payload.proof(version >= 3, &r)))
         case .actionHeld:
-            self = .held(Hold(until: try r.timestamp("until")))
+            self = .held(Hold(until: try r.timestamp("until"), proof: try Payload.proof(version >= 2, &r)))
         case .actionEdited:
             var e = Edit(preview: try Preview(fields: try r.object("preview")))
             e.contentHash = try r.digest("content_hash")
+            e.proof = try Payload.proof(version >= 2, &r)
             self = .edited(e)
         case .actionExecuted, .actionFailed:
             let o = Outcome(outcome: try r.require("outcome").serialized())
@@ -162,7 +175,8 @@ extension Payload {
             let device = try r.identifier("device"), label = try r.string("label", max: L.name)
             let platform = try r.string("platform", max: 16)
             guard let p = Platform(rawValue: platform) else { throw r.fail("platform", "expected ios, web or cli") }
-            self = .deviceLinked(DeviceLink(device: device, label: label, platform: p))
+            let key = version >= 2 ? try DeviceKey(fields: try r.object("key")) : nil
+            self = .deviceLinked(DeviceLink(device: device, label: label, platform: p, key: key))
         case .deviceRevoked:
             self = .deviceRevoked(DeviceRevocation(device: try r.identifier("device"),
                                                    reason: try r.string("reason", max: L.rationale, allowEmpty: true)))

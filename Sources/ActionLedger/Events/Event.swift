@@ -39,9 +39,21 @@ public struct Event: Sendable, Equatable {
     /// The event's type, e.g. `action.approved`.
     public var type: EventType { payload.type }
 
-    /// The schema version of this event's encoding: 2 for a proposal or decision judged
-    /// under rules version 2 or later (it records that version), else 1.
-    public var schemaVersion: UInt8 { payload.rulesVersion.map { $0 >= 2 ? 2 : 1 } ?? 1 }
+    /// The schema version of this event's encoding (Specs/events.md, "Versioning"): a tap
+    /// carrying a signed proof is the newest schema of its type (3 for taps and dismissals,
+    /// which record a rules version; 2 for holds and edits), a keyed link is schema 2; else
+    /// 2 for a proposal or decision judged under rules version 2 or later, else 1.
+    public var schemaVersion: UInt8 {
+        switch payload {
+        case .reviewed(let t), .confirmed(let t): t.proof != nil ? 3 : t.rulesVersion >= 2 ? 2 : 1
+        case .approved(let a): a.proof != nil ? 3 : a.rulesVersion >= 2 ? 2 : 1
+        case .dismissed(let d): d.proof != nil ? 3 : d.rulesVersion >= 2 ? 2 : 1
+        case .held(let h): h.proof != nil ? 2 : 1
+        case .edited(let e): e.proof != nil ? 2 : 1
+        case .deviceLinked(let d): d.key != nil ? 2 : 1
+        default: payload.rulesVersion.map { $0 >= 2 ? 2 : 1 } ?? 1
+        }
+    }
 }
 
 /// Every event type, with its wire code (one byte in the canonical encoding) and
@@ -77,10 +89,12 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     public var description: String { name }
 
     /// The newest schema version of this type: decisions and proposals gained their rules
-    /// version in schema 2 (Specs/events.md, "Versioning"); every earlier one stays readable.
+    /// version in schema 2, signed taps their proof in the next one, keyed links their key in
+    /// schema 2 (Specs/events.md, "Versioning"); every earlier one stays readable.
     public var schemaVersion: UInt8 {
         switch self {
-        case .actionProposed, .actionReviewed, .actionConfirmed, .actionApproved, .actionAutoShipped, .actionDismissed: 2
+        case .actionReviewed, .actionConfirmed, .actionApproved, .actionDismissed: 3
+        case .actionProposed, .actionAutoShipped, .actionHeld, .actionEdited, .deviceLinked: 2
         default: 1
         }
     }
@@ -215,89 +229,5 @@ public struct Proposal: Sendable, Equatable {
         self.expiresAt = expiresAt
         contentHash = storedContentHash
     }
-}
-
-/// `action.reviewed` / `action.confirmed`: a tap bound to the content it was made on.
-public struct Tap: Sendable, Equatable {
-    public var contentHash: Digest
-    public var policyVersion: UInt32
-    /// The rules version that judged it (1: recorded before rules were versioned).
-    public var rulesVersion: UInt32
-    public init(contentHash: Digest, policyVersion: UInt32, rulesVersion: UInt32 = 1) {
-        self.contentHash = contentHash
-        self.policyVersion = policyVersion
-        self.rulesVersion = rulesVersion
-    }
-}
-
-/// `action.approved`.
-public struct Approval: Sendable, Equatable {
-    public var contentHash: Digest
-    public var policyVersion: UInt32
-    public var rule: String
-    /// The effective stakes the policy applied (never below the proposer's).
-    public var stakes: Stakes
-    public var userVerified: Bool
-    /// The rules version that judged it (1: recorded before rules were versioned).
-    public var rulesVersion: UInt32 = 1
-}
-
-/// `action.auto_shipped`.
-public struct AutoShip: Sendable, Equatable {
-    public var contentHash: Digest
-    public var policyVersion: UInt32
-    public var rule: String
-    public var confidence: Double
-    public var rulesVersion: UInt32 = 1
-}
-
-/// `action.dismissed`.
-public struct Dismissal: Sendable, Equatable {
-    public var reason: String
-    public var policyVersion: UInt32
-    public var rulesVersion: UInt32 = 1
-}
-
-/// `action.held`: out of the Today feed until `until`.
-public struct Hold: Sendable, Equatable {
-    public var until: Timestamp
-}
-
-/// `action.edited`: a new preview; every earlier tap is void.
-public struct Edit: Sendable, Equatable {
-    public var preview: Preview
-    public var contentHash: Digest
-    public init(preview: Preview) {
-        self.init(preview: preview, storedContentHash: EventCodec.contentHash(of: preview))
-    }
-
-    /// A decoded edit, with the content hash as stored (see ``Proposal``).
-    init(preview: Preview, storedContentHash: Digest) {
-        self.preview = preview
-        contentHash = storedContentHash
-    }
-}
-
-/// `action.executed` / `action.failed`: what happened when it shipped, as JSON text.
-public struct Outcome: Sendable, Equatable {
-    /// Compact JSON object text; it includes the executing `device`.
-    public var outcome: String
-}
-
-/// `device.linked`.
-public struct DeviceLink: Sendable, Equatable {
-    public var device: String
-    public var label: String
-    public var platform: Platform
-}
-
-public enum Platform: String, Sendable, CaseIterable {
-    case ios, web, cli
-}
-
-/// `device.revoked`.
-public struct DeviceRevocation: Sendable, Equatable {
-    public var device: String
-    public var reason: String
 }
 

@@ -24,6 +24,7 @@ extension EventCodec {
             w.digest(t.contentHash)
             w.varint(UInt64(t.policyVersion))
             writeRules(t.rulesVersion, &w)
+            t.proof?.encode(&w)
         case .approved(let a):
             w.digest(a.contentHash)
             w.varint(UInt64(a.policyVersion))
@@ -31,6 +32,7 @@ extension EventCodec {
             writeStakes(a.stakes, &w)
             w.bool(a.userVerified)
             writeRules(a.rulesVersion, &w)
+            a.proof?.encode(&w)
         case .autoShipped(let a):
             w.digest(a.contentHash)
             w.varint(UInt64(a.policyVersion))
@@ -41,11 +43,14 @@ extension EventCodec {
             w.string(d.reason)
             w.varint(UInt64(d.policyVersion))
             writeRules(d.rulesVersion, &w)
+            d.proof?.encode(&w)
         case .held(let h):
             w.timestamp(h.until)
+            h.proof?.encode(&w)
         case .edited(let e):
             writePreview(e.preview, &w)
             w.digest(e.contentHash)
+            e.proof?.encode(&w)
         case .executed(let o), .failed(let o):
             w.string(o.outcome)
         case .expired:
@@ -54,6 +59,7 @@ extension EventCodec {
             w.string(d.device)
             w.string(d.label)
             w.string(d.platform.rawValue)
+            d.key?.encode(&w)
         case .deviceRevoked(let d):
             w.string(d.device)
             w.string(d.reason)
@@ -100,24 +106,29 @@ extension EventCodec {
             }
             return .proposed(p)
         case .actionReviewed, .actionConfirmed:
-            let t = Tap(contentHash: try r.digest(), policyVersion: try readVersion(&r), rulesVersion: try readRules(version, &r))
+            let t = Tap(contentHash: try r.digest(), policyVersion: try readVersion(&r), rulesVersion: try readRules(version, &r),
+                        proof: version >= 3 ? try SignedProof.decode(&r) : nil)
             return type == .actionReviewed ? .reviewed(t) : .confirmed(t)
         case .actionApproved:
             return .approved(Approval(contentHash: try r.digest(), policyVersion: try readVersion(&r),
                                       rule: try r.string(), stakes: try readStakes(&r), userVerified: try r.bool(),
-                                      rulesVersion: try readRules(version, &r)))
+                                      rulesVersion: try readRules(version, &r),
+                                      proof: version >= 3 ? try SignedProof.decode(&r) : nil))
         case .actionAutoShipped:
             return .autoShipped(AutoShip(contentHash: try r.digest(), policyVersion: try readVersion(&r),
                                          rule: try r.string(), confidence: try r.double(),
                                          rulesVersion: try readRules(version, &r)))
         case .actionDismissed:
             return .dismissed(Dismissal(reason: try r.string(), policyVersion: try readVersion(&r),
-                                        rulesVersion: try readRules(version, &r)))
+                                        rulesVersion: try readRules(version, &r),
+                                        proof: version >= 3 ? try SignedProof.decode(&r) : nil))
         case .actionHeld:
-            return .held(Hold(until: try r.timestamp()))
+            return .held(Hold(until: try r.timestamp(), proof: version >= 2 ? try SignedProof.decode(&r) : nil))
         case .actionEdited:
             let preview = try readPreview(&r)
-            return .edited(Edit(preview: preview, storedContentHash: try r.digest()))
+            var e = Edit(preview: preview, storedContentHash: try r.digest())
+            e.proof = version >= 2 ? try SignedProof.decode(&r) : nil
+            return .edited(e)
         case .actionExecuted:
             return .executed(Outcome(outcome: try r.string()))
         case .actionFailed:
@@ -127,7 +138,8 @@ extension EventCodec {
         case .deviceLinked:
             let device = try r.string(), label = try r.string(), platform = try r.string()
             guard let p = Platform(rawValue: platform) else { throw r.fail("unknown platform \(platform)") }
-            return .deviceLinked(DeviceLink(device: device, label: label, platform: p))
+            return .deviceLinked(DeviceLink(device: device, label: label, platform: p,
+                                            key: version >= 2 ? try DeviceKey.decode(&r) : nil))
         case .deviceRevoked:
             return .deviceRevoked(DeviceRevocation(device: try r.string(), reason: try r.string()))
         case .policySet:

@@ -33,12 +33,16 @@ public struct LedgerError: Error, Sendable, CustomStringConvertible {
         public static let testClockOnly = Code(rawValue: "test_clock_only", exitStatus: 22)
         public static let replayMismatch = Code(rawValue: "replay_mismatch", exitStatus: 23)
         public static let orgMismatch = Code(rawValue: "org_mismatch", exitStatus: 24)
+        public static let introductionRequired = Code(rawValue: "introduction_required", exitStatus: 25)
+        public static let badProof = Code(rawValue: "bad_proof", exitStatus: 26)
+        public static let proofRequired = Code(rawValue: "proof_required", exitStatus: 27)
 
         public static let all: [Code] = [
             .storage, .invalidInput, .unknownAction, .unknownDevice, .deviceRevoked, .tapsRequired,
             .userVerificationRequired, .alreadyDecided, .staleContent, .duplicateAction, .deviceNotOwned,
             .readOnly, .integrityFailure, .notEmpty, .actionExpired, .notApproved, .duplicateDevice,
             .corruptEvent, .projectionStale, .busy, .clockBehind, .testClockOnly, .replayMismatch, .orgMismatch,
+            .introductionRequired, .badProof, .proofRequired,
         ]
     }
 

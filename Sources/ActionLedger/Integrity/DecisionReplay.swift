@@ -124,9 +124,17 @@ public struct DecisionReplay {
                     if let problem = FieldReader.identifierProblem(id) { throw fail("device.link", "\(what) \(problem)", .invalidInput) }
                 }
             }
+            if judge, let key = d.key {
+                // Who may vouch for a key (statements.md §1.1), with the devices as they stood.
+                let keyed = devices.values.filter { $0.person == event.person && $0.key != nil }
+                do {
+                    try DeviceLinking.checkKey(d, org: event.org, person: event.person, keyed: Array(keyed),
+                                               introducer: key.introducer.flatMap { devices[$0] }, storeId: try reader.storeId())
+                } catch let e as LedgerError { throw fail("device.link", e.message, e.code) }
+            }
             if personOrgs[event.person] == nil { personOrgs[event.person] = event.org }
             devices[d.device] = DeviceState(device: d.device, person: event.person, org: event.org, label: d.label,
-                                            platform: d.platform, linkedAt: event.at, revokedAt: nil)
+                                            platform: d.platform, linkedAt: event.at, revokedAt: nil, key: d.key)
             return nil
         case .deviceRevoked(let d):
             guard var state = devices[d.device] else {
@@ -257,6 +265,15 @@ public struct DecisionReplay {
                 }
             default:
                 throw fail("event.type", "not an action event", .corruptEvent)
+            }
+            // The policy's device checks passed: a keyed device's event must carry its proof.
+            if let device {
+                do { try RecordedProof.check(event, device: device, storeId: try reader.storeId()) } catch let e as LedgerError {
+                    throw fail("proof", e.message, e.code)
+                }
+                if let p = event.payload.proof, p.contentHash != state.contentHash {
+                    throw fail("proof", "signed over content \(p.contentHash.hex.prefix(12)), not the action's", .staleContent)
+                }
             }
         } catch let e as LedgerError {
             throw fail(Self.claimedRule(event), e.message, e.code)

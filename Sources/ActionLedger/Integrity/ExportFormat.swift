@@ -34,6 +34,8 @@ public struct ExportVerifier {
     public private(set) var chain: ChainVerifier
     /// The current line number (1-based).
     public private(set) var line = 0
+    /// Device keys and proofs, as `verify --deep` checks them (Specs/statements.md §4½).
+    private var proofs = ProofScan()
 
     public init(checkpoint: Checkpoint? = nil) {
         chain = ChainVerifier()
@@ -43,7 +45,8 @@ public struct ExportVerifier {
     /// Parses and checks one line (without its LF); returns the event it holds.
     /// - throws: `invalid_input` for a line that is not a valid event, `integrity_failure`
     ///   when the chain breaks or a recorded content hash is not its preview's (`problem`
-    ///   and `field` `content_hash`); both name the line (`details.line`).
+    ///   and `field` `content_hash`) or a device proof does not verify (`problem`); all name
+    ///   the line (`details.line`).
     public mutating func next(_ bytes: some Collection<UInt8>) throws -> StoredEvent {
         line += 1
         do {
@@ -60,7 +63,10 @@ public struct ExportVerifier {
             try encoded.withUnsafeBytes { try chain.next(key: event.seq, storedHash: hash, bytes: $0) }
             // The chain covers what the line says, not whether its content hash is true.
             try ChainVerifier.checkContentHash(event.seq, event)
-            return StoredEvent(event: event, hash: hash)
+            // A re-chained forgery keeps a valid chain; a forged proof still fails here.
+            let stored = StoredEvent(event: event, hash: hash)
+            try proofs.check(stored)
+            return stored
         } catch let e as LedgerError {
             var details = e.details
             details["line"] = .number(Double(line))

@@ -19,6 +19,16 @@ public struct LogReader {
         try withUnsafeBytes(of: seq.bigEndian) { k in try txn.withValue(dbs.events, key: k, body) }
     }
 
+    /// The store's id: the chain hash of its first event (it survives export and import);
+    /// nil for an empty log. Every signed statement names it, so a signature made for one
+    /// store never counts in another.
+    public func storeId() throws -> Digest? {
+        try withRawEvent(1) { v in
+            guard v.count > 32 else { throw LedgerError(.corruptEvent, "stored event shorter than its hash") }
+            return Digest(bytes: UnsafeRawBufferPointer(rebasing: v[0..<32]))!
+        }
+    }
+
     /// Decodes event `seq`; nil when absent.
     /// - throws: `corrupt_event` when the stored value does not decode or carries another seq
     ///   (an event moved under another key would otherwise be read as this one).
@@ -137,7 +147,7 @@ public struct LogReader {
             switch e.payload {
             case .deviceLinked(let d) where d.device == deviceId && state == nil:
                 state = DeviceState(device: d.device, person: e.person, org: e.org, label: d.label,
-                                    platform: d.platform, linkedAt: e.at, revokedAt: nil)
+                                    platform: d.platform, linkedAt: e.at, revokedAt: nil, key: d.key)
             case .deviceRevoked(let d) where d.device == deviceId && state != nil:
                 state?.revokedAt = e.at
             default:

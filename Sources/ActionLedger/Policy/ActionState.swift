@@ -112,6 +112,8 @@ public struct DeviceState: Sendable, Equatable {
     public var platform: Platform
     public var linkedAt: Timestamp
     public var revokedAt: Timestamp?
+    /// The key its taps must be signed with; nil for a device that signs nothing.
+    public var key: DeviceKey? = nil
 
     public var isRevoked: Bool { revokedAt != nil }
 }

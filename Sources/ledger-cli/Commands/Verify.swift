@@ -41,6 +41,7 @@ struct Verify: LedgerSubcommand {
         let start = try load(fromCheckpoint, "--from-checkpoint")
         let progress = Progress()
         let report: VerifyReport
+        var proofs: Int?
         if let export {
             guard start == nil else { throw LedgerError(.invalidInput, "--from-checkpoint does not apply to --export") }
             report = try ExportVerifier.verify(path: export, checkpoint: cp) { progress.show($0, nil) }
@@ -51,6 +52,8 @@ struct Verify: LedgerSubcommand {
             // Verification never writes: always MDB_RDONLY, whatever --read-only says.
             let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
             report = try ledger.verify(VerifyOptions(deep: deep, checkpoint: cp, start: start)) { progress.show($0, $1) }
+            // Deep: every device proof and key introduction against the key in force (statements.md §4).
+            if deep { proofs = try ledger.verifyProofs() }
         }
         progress.clear()
         if global.json {
@@ -64,6 +67,7 @@ struct Verify: LedgerSubcommand {
             var text = "ok: \(report.head.seq) events, chain intact (checked \(report.checked) from seq \(report.firstSeq)); "
                 + "head \(report.head.hash.hex)"
             if let cp { text += "; extends checkpoint at \(cp.logSize) signed by \(cp.keyId)" }
+            if let proofs { text += "; \(proofs) device proofs verified" }
             print(text)
         }
     }

@@ -15,7 +15,8 @@ enum CommandRunner {
     /// Opens the ledger for writing, runs `command` at the engine clock and prints the result.
     /// The actor and a policy's org are identifiers like every other id (Specs/events.md):
     /// checked here, before the store is opened, so nothing is written on a bad one.
-    static func run(_ command: Command, commandId: String?, actor: String = "operator", global: GlobalOptions) throws {
+    static func run(_ command: Command, commandId: String?, actor: String = "operator", global: GlobalOptions,
+                    proof: ((Ledger, Timestamp) throws -> ProofInput)? = nil) throws {
         if let bad = Identifier.problem(actor) {
             throw LedgerError(.invalidInput, "--actor \(bad)", details: ["field": "actor"])
         }
@@ -24,7 +25,8 @@ enum CommandRunner {
         }
         let ledger = try global.open(write: true)
         let now = try global.now(ledger)
-        let result = try ledger.execute(CommandRequest(command, commandId: commandId, now: now, actor: actor))
+        let result = try ledger.execute(CommandRequest(command, commandId: commandId, now: now, actor: actor,
+                                                       proof: try proof?(ledger, now)))
         try ResultPrinter.print(result, ledger: ledger, now: now, json: global.json)
     }
 }

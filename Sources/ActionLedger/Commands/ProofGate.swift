@@ -1,0 +1,106 @@
+/// Checks the device proof of a tap, dismissal, edit or hold (Specs/statements.md) before
+/// the policy judges it: a keyed device must sign, and the signature must be its key's over
+/// the statement the engine rebuilds from the command, the action and the store.
+enum ProofGate {
+    /// How far a device's claimed time may lie behind the engine clock (offline queues).
+    static let maxAge: Int64 = 24 * 3_600_000
+    /// How far it may lie ahead (clock skew).
+    static let maxAhead: Int64 = 5 * 60_000
+
+    /// A proof verified outside the write lock: the statement and key it verified against.
+    struct Verified: Sendable, Equatable {
+        var statement: [UInt8]
+        var fingerprint: Digest
+    }
+
+    /// The proof to record, nil for an unkeyed device's unsigned command. Device checks the
+    /// policy makes first (unknown, revoked, another org's, another person's) are left to
+    /// it: then nothing is verified here and the policy's refusal stands.
+    /// - throws: `proof_required`, `bad_proof`.
+    static func check(_ request: CommandRequest, action s: ActionState, device: DeviceState?, storeId: Digest?,
+                      now: Timestamp) throws -> SignedProof? {
+        guard let device, !device.isRevoked, device.org == s.org, device.person == s.person else { return nil }
+        guard let key = device.key else {
+            if request.proof != nil {
+                throw bad("device \(device.device) has no key: it cannot sign", problem: "key", device.device)
+            }
+            return nil
+        }
+        guard let proof = request.proof else {
+            throw LedgerError(.proofRequired, "device \(device.device) is keyed: its taps must be signed (--key or --proof)",
+                              details: ["device": .string(device.device)])
+        }
+        let age = now.milliseconds - proof.claimedAt.milliseconds
+        if age > maxAge {
+            throw bad("claimed time \(proof.claimedAt.iso8601) is more than 24 h before the engine's \(now.iso8601)",
+                      problem: "claimed_at", device.device)
+        }
+        if -age > maxAhead {
+            throw bad("claimed time \(proof.claimedAt.iso8601) is more than 5 min after the engine's \(now.iso8601)",
+                      problem: "claimed_at", device.device)
+        }
+        guard let storeId, let statement = CommandStatement.statement(request.command, commandId: request.commandId,
+                                                          claimedAt: proof.claimedAt, content: proof.contentHash,
+                                                          action: s, storeId: storeId) else { return nil }
+        let bytes = statement.bytes
+        if let claimed = proof.statement, claimed != bytes {
+            throw bad("statement mismatch: " + difference(claimed, bytes), problem: "statement", device.device)
+        }
+        let fingerprint = key.fingerprint
+        if request.preverified != Verified(statement: bytes, fingerprint: fingerprint) {
+            guard key.verifies(proof.signature, over: bytes) else {
+                throw bad("the signature does not verify with device \(device.device)'s key (\(fingerprint.hex.prefix(16))…) "
+                    + "over the statement for \(statement.step.rawValue) of \(s.actionId) with command id \(request.commandId)",
+                    problem: "signature", device.device)
+            }
+        }
+        return SignedProof(claimedAt: proof.claimedAt, contentHash: statement.contentHash, keyFingerprint: fingerprint,
+                           level: key.protection == .userVerification ? .signedUV : .signed, signature: proof.signature)
+    }
+
+    /// A signed change made on content the action no longer has.
+    static func stale(_ s: ActionState, _ signed: Digest) -> LedgerError {
+        LedgerError(.staleContent, "action \(s.actionId) was edited: the device signed content \(signed.hex.prefix(12)), "
+            + "the current content is \(s.contentHash.hex.prefix(12))", details: ["current_content_hash": .string(s.contentHash.hex)])
+    }
+
+    static func bad(_ message: String, problem: String, _ device: String) -> LedgerError {
+        LedgerError(.badProof, message, details: ["problem": .string(problem), "device": .string(device)])
+    }
+
+    /// The first line where what the client signed differs from what the engine expects.
+    static func difference(_ claimed: [UInt8], _ expected: [UInt8]) -> String {
+        let a = String(decoding: claimed, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        let b = String(decoding: expected, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        for i in 0..<max(a.count, b.count) {
+            let x = i < a.count ? String(a[i]) : "(none)", y = i < b.count ? String(b[i]) : "(none)"
+            if x != y { return "line \(i + 1) signed as \"\(x.prefix(100))\", the engine expects \"\(y.prefix(100))\"" }
+        }
+        return "the bytes differ"
+    }
+}
+
+extension Ledger {
+    /// Verifies each request's proof against one snapshot, outside the write lock, so the
+    /// ECDSA work of concurrent approvers runs in parallel; the writer then re-checks only
+    /// that statement and key are still the ones verified (``ProofGate/check``).
+    func preverify(_ requests: [CommandRequest]) -> [CommandRequest] {
+        guard requests.contains(where: { $0.proof != nil }) else { return requests }
+        return (try? read { reader in
+            try requests.map { request -> CommandRequest in
+                var request = request
+                guard let proof = request.proof, let id = request.command.actionId,
+                      let s = try reader.actionState(id), let storeId = try reader.storeId(),
+                      let deviceId = CommandStatement.deviceId(request.command), let key = try reader.deviceState(deviceId)?.key,
+                      let t = CommandStatement.statement(request.command, commandId: request.commandId, claimedAt: proof.claimedAt,
+                                                  content: proof.contentHash, action: s, storeId: storeId)
+                else { return request }
+                let bytes = t.bytes
+                if key.verifies(proof.signature, over: bytes) {
+                    request.preverified = ProofGate.Verified(statement: bytes, fingerprint: key.fingerprint)
+                }
+                return request
+            }
+        }) ?? requests
+    }
+}

@@ -1,0 +1,131 @@
+/// Checks the proofs the log records, offline (Specs/statements.md §2.1, §4 "Offline
+/// verification"): a keyed device's taps carry a proof whose statement, rebuilt from the
+/// event, the store id and the proof, is signed by the device's key; every introduced key's
+/// introduction verifies. Decision replay and `verify --deep` run it.
+enum RecordedProof {
+    /// The statement a recorded tap, dismissal, edit or hold was signed over; nil for
+    /// other events.
+    static func statement(_ event: Event, _ proof: SignedProof, storeId: Digest) -> Statement.Tap? {
+        guard let actionId = event.actionId, let device = event.device else { return nil }
+        var t = Statement.Tap(storeId: storeId, org: event.org, actionId: actionId, step: .review, contentHash: proof.contentHash,
+                              device: device, commandId: event.commandId, claimedAt: proof.claimedAt)
+        switch event.payload {
+        case .reviewed: t.step = .review
+        case .confirmed: t.step = .confirm
+        case .approved: t.step = .approve
+        case .dismissed(let d): (t.step, t.reason) = (.dismiss, d.reason)
+        case .edited(let e): (t.step, t.text) = (.edit, e.preview.text)
+        case .held(let h): (t.step, t.until) = (.hold, h.until)
+        default: return nil
+        }
+        return t
+    }
+
+    /// Checks `event`'s proof against `device` as it stood at the event.
+    /// - throws: `proof_required`, `bad_proof` naming what does not hold.
+    static func check(_ event: Event, device: DeviceState, storeId: Digest?) throws {
+        let proof = event.payload.proof
+        guard let key = device.key else {
+            if proof != nil { throw bad("device \(device.device) has no key, yet the event carries a proof", "key") }
+            return
+        }
+        guard let proof else {
+            throw LedgerError(.proofRequired, "device \(device.device) is keyed, yet the event carries no proof",
+                              details: ["device": .string(device.device)])
+        }
+        guard proof.keyFingerprint == key.fingerprint else {
+            throw bad("signed with key \(proof.keyFingerprint.hex.prefix(16))…, device \(device.device)'s key is "
+                + "\(key.fingerprint.hex.prefix(16))…", "key")
+        }
+        guard proof.level == (key.protection == .userVerification ? .signedUV : .signed) else {
+            throw bad("proof level \(proof.level.rawValue) for a key declared \(key.protection.rawValue)", "level")
+        }
+        if case .approved(let a) = event.payload, proof.level == .signedUV, !a.userVerified {
+            throw bad("a signed_uv approval must record user_verified", "level")
+        }
+        let age = event.at.milliseconds - proof.claimedAt.milliseconds
+        guard age <= ProofGate.maxAge, -age <= ProofGate.maxAhead else {
+            throw bad("claimed time \(proof.claimedAt.iso8601) lies outside the window of the engine's \(event.at.iso8601)", "claimed_at")
+        }
+        guard let storeId, let statement = statement(event, proof, storeId: storeId),
+              key.verifies(proof.signature, over: statement.bytes) else {
+            throw bad("the signature does not verify with device \(device.device)'s key over the statement the event rebuilds",
+                      "signature")
+        }
+    }
+
+    static func bad(_ message: String, _ problem: String) -> LedgerError {
+        LedgerError(.badProof, message, details: ["problem": .string(problem)])
+    }
+}
+
+extension Payload {
+    /// The device's proof a signed tap, dismissal, edit or hold records.
+    public var proof: SignedProof? {
+        switch self {
+        case .reviewed(let t), .confirmed(let t): t.proof
+        case .approved(let a): a.proof
+        case .dismissed(let d): d.proof
+        case .held(let h): h.proof
+        case .edited(let e): e.proof
+        default: nil
+        }
+    }
+}
+
+/// `verify --deep`'s pass over the proofs: every keyed link's introduction and every signed
+/// event against the key in force for its device at its seq.
+struct ProofScan {
+    private var storeId: Digest?
+    private var devices: [String: DeviceState] = [:]
+    private(set) var checked = 0
+
+    /// - throws: `integrity_failure` naming the seq, with the proof's `problem`.
+    mutating func check(_ stored: StoredEvent) throws {
+        let event = stored.event
+        if event.seq == 1 { storeId = stored.hash }
+        do {
+            switch event.payload {
+            case .deviceLinked(let link):
+                if let key = link.key {
+                    let keyed = devices.values.filter { $0.person == event.person && $0.key != nil }
+                    try DeviceLinking.checkKey(link, org: event.org, person: event.person, keyed: Array(keyed),
+                                               introducer: key.introducer.flatMap { devices[$0] }, storeId: storeId)
+                    checked += 1
+                }
+                devices[link.device] = DeviceState(device: link.device, person: event.person, org: event.org, label: link.label,
+                                                   platform: link.platform, linkedAt: event.at, revokedAt: nil, key: link.key)
+            case .deviceRevoked(let r):
+                devices[r.device]?.revokedAt = event.at
+            default:
+                guard let id = event.device, let device = devices[id], event.payload.proof != nil || device.key != nil,
+                      RecordedProof.statement(event, event.payload.proof ?? Self.none, storeId: .zero) != nil else { return }
+                try RecordedProof.check(event, device: device, storeId: storeId)
+                checked += 1
+            }
+        } catch let e as LedgerError {
+            var details: JSONObject = ["seq": .number(Double(event.seq)), "problem": e.details["problem"] ?? .string(e.code.rawValue)]
+            details["proof_code"] = .string(e.code.rawValue)
+            details["field"] = .string(event.type == .deviceLinked ? "data.key" : "data.proof")
+            throw LedgerError(.integrityFailure, "seq \(event.seq) (\(event.type.name)): \(e.message)", details: details)
+        }
+    }
+
+    private static let none = SignedProof(claimedAt: Timestamp(milliseconds: 0), contentHash: .zero, keyFingerprint: .zero,
+                                          level: .signed, signature: [])
+}
+
+extension Ledger {
+    /// Checks every proof in the log (`verify --deep`); returns how many it checked.
+    /// - throws: `integrity_failure` with `seq` and `problem`.
+    public func verifyProofs() throws -> Int {
+        try read { reader in
+            var scan = ProofScan()
+            try reader.forEach { stored in
+                try scan.check(stored)
+                return true
+            }
+            return scan.checked
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Crypto
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// Specs/vectors/statements.json (made from Specs/statements.md by an independent Python
+/// script) is exactly what the engine builds and signs.
+@Suite struct StatementVectorTests {
+    static let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Specs/vectors/statements.json")
+
+    func string(_ j: JSON?) -> String { if case .string(let s)? = j { s } else { "" } }
+
+    @Test func theEngineBuildsAndVerifiesEveryVector() throws {
+        let doc = try JSONParser.parse(Array(try Data(contentsOf: Self.file)))
+        let spki = Hex.decode(string(doc["test_key"]?["public_key_spki_hex"]))!
+        let key = try DeviceKey(spki: spki, protection: .device, trust: .firstUse)
+        #expect(key.fingerprint.hex == string(doc["test_key"]?["fingerprint"]))
+        // The published scalar is the published key.
+        let scalar = Hex.decode(string(doc["test_key"]?["private_scalar_hex"]))!
+        #expect(Array(try P256.Signing.PrivateKey(rawRepresentation: scalar).publicKey.derRepresentation) == spki)
+        guard case .array(let taps)? = doc["tap"], case .array(let links)? = doc["link"] else { Issue.record("shape"); return }
+        #expect(taps.count == 7 && links.count == 1)
+        for v in taps {
+            let i = v["inputs"]!
+            let t = Statement.Tap(storeId: Digest(hex: string(i["store"]))!, org: string(i["org"]), actionId: string(i["action"]),
+                                  step: Statement.Step(rawValue: string(i["step"]))!, contentHash: Digest(hex: string(i["content"]))!,
+                                  device: string(i["device"]), commandId: string(i["command"]),
+                                  claimedAt: Timestamp(iso8601: string(i["claimed_at"]))!,
+                                  until: i["until"].map { Timestamp(iso8601: string($0))! }, text: i["text"].map { string($0) },
+                                  reason: i["reason"].map { string($0) })
+            check(t.bytes, v, key)
+        }
+        let l = links[0]["inputs"]!
+        let linkKey = try DeviceKey(spki: spki, protection: KeyProtection(rawValue: string(l["key_protection"]))!, trust: .firstUse)
+        #expect(linkKey.fingerprint.hex == string(l["key"]))
+        let bytes = Statement.link(storeId: Digest(hex: string(l["store"]))!, org: string(l["org"]), person: string(l["person"]),
+                                   device: string(l["device"]), platform: Platform(rawValue: string(l["platform"]))!,
+                                   key: linkKey, introducedBy: string(l["introduced_by"]))
+        check(bytes, links[0], key)
+    }
+
+    func check(_ bytes: [UInt8], _ v: JSON, _ key: DeviceKey) {
+        #expect(Hex.encode(bytes) == string(v["statement_hex"]))
+        #expect(bytes.withUnsafeBytes { Digest.sha256($0) }.hex == string(v["sha256"]))
+        let der = Base64.decode(string(v["signature_der_base64"]))!
+        #expect(key.verifies(P256Signature.normalize(der)!, over: bytes))
+        #expect(key.verifies(Hex.decode(string(v["signature_raw_hex"]))!, over: bytes))
+        #expect(!key.verifies(Hex.decode(string(v["signature_raw_hex"]))!, over: bytes + [0x0A]))
+    }
+
+    @Test func theIndependentScriptAgreesWithTheVectors() throws {
+        let script = Self.file.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("tools/statement_vectors.py")
+        let r = try IndependentVerifierTests.runPython([script.path])
+        #expect(r.status == 0 && !r.signalled, "\(r.stdout)\(r.stderr)")
+    }
+}
