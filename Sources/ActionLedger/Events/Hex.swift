@@ -4,11 +4,11 @@
 /// Output is always lowercase, two digits per byte. Input is lowercase only unless the
 /// caller allows uppercase: the key, checkpoint and page-token formats admit one spelling,
 /// while a digest typed by a person (`--content-hash`) may be in either case.
-enum Hex {
+public enum Hex {
     private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Two lowercase digits per byte, in order.
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.underestimatedCount * 2)
         for b in bytes {

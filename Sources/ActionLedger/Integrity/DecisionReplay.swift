@@ -34,6 +34,8 @@ public struct DecisionReplay {
     private var policy = PolicyDocument.builtIn
     private var latest = PolicyDocument.builtIn
     private var policies: [String: PolicyDocument] = [:]
+    /// The store's id (seq 1's hash), read once: every signed statement binds it.
+    private var storeId: Digest??
     /// The org each person is bound to (policy.md `person.one_org`).
     private var personOrgs: [String: String] = [:]
     private var devices: [String: DeviceState] = [:]
@@ -268,7 +270,8 @@ public struct DecisionReplay {
             }
             // The policy's device checks passed: a keyed device's event must carry its proof.
             if let device {
-                do { try RecordedProof.check(event, device: device, storeId: try reader.storeId()) } catch let e as LedgerError {
+                if storeId == nil { storeId = .some(try reader.storeId()) }
+                do { try RecordedProof.check(event, device: device, storeId: storeId ?? nil) } catch let e as LedgerError {
                     throw fail("proof", e.message, e.code)
                 }
                 if let p = event.payload.proof, p.contentHash != state.contentHash {

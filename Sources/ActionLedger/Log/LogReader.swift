@@ -183,6 +183,9 @@ public struct LogReader {
     /// written before per-org pointers falls back to the latest `policy.set` if it is `org`'s.
     public func policy(org: String) throws -> PolicyDocument {
         if let p = try policy(at: MetaKey.policy(org: org)) { return p }
+        // Once the per-org pointers cover the log (MetaLayout), no pointer means no policy:
+        // only an older store's read needs the fallback (and its extra decode per command).
+        if try MetaLayout.isCurrent(dbs, txn) { return .builtIn }
         guard let latest = try latestPolicyEvent(), latest.org == org, case .policySet(let p) = latest.payload else { return .builtIn }
         return p
     }

@@ -14,23 +14,9 @@ struct DevicesKeygen: LedgerSubcommand {
     var out: String
 
     func execute() throws {
-        // Both names are checked before either file is written, so a refusal leaves no
-        // orphan; O_EXCL in KeyFile.create still guards the race with another writer.
-        for path in [out + ".key", out + ".pub"] {
-            var st = stat()
-            if lstat(path, &st) == 0 {
-                throw LedgerError(.invalidInput, "\(path) already exists; keys are never overwritten", details: ["path": .string(path)])
-            }
-        }
         let key = P256.Signing.PrivateKey()
-        try KeyFile.create(out + ".key", key.pemRepresentation + "\n", mode: 0o600)
-        do {
-            try KeyFile.create(out + ".pub", key.publicKey.pemRepresentation + "\n", mode: 0o644)
-        } catch {
-            unlink(out + ".key")
-            throw error
-        }
-        let fingerprint = Array(SHA256.hash(data: key.publicKey.derRepresentation)).map { String(format: "%02x", $0) }.joined()
+        try KeyFile.createPair(out, privateText: key.pemRepresentation + "\n", publicText: key.publicKey.pemRepresentation + "\n")
+        let fingerprint = Hex.encode(SHA256.hash(data: key.publicKey.derRepresentation))
         if global.json {
             Output.json(["fingerprint": .string(fingerprint), "private_key_file": .string(out + ".key"),
                          "public_key_file": .string(out + ".pub")])

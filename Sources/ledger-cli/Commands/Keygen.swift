@@ -12,22 +12,8 @@ struct Keygen: LedgerSubcommand {
     var out: String
 
     func execute() throws {
-        // Both names are checked before either file is written: a refusal leaves no orphan
-        // `.key` behind. (O_EXCL in KeyFile.create still guards the race with another writer.)
-        for path in [out + ".key", out + ".pub"] {
-            var st = stat()
-            if lstat(path, &st) == 0 {
-                throw LedgerError(.invalidInput, "\(path) already exists; keys are never overwritten", details: ["path": .string(path)])
-            }
-        }
         let key = CheckpointSigningKey()
-        try KeyFile.create(out + ".key", key.json.serialized() + "\n", mode: 0o600)
-        do {
-            try KeyFile.create(out + ".pub", key.publicKey.json.serialized() + "\n", mode: 0o644)
-        } catch {
-            unlink(out + ".key")  // lost a race for the .pub name: take back the half-written pair
-            throw error
-        }
+        try KeyFile.createPair(out, privateText: key.json.serialized() + "\n", publicText: key.publicKey.json.serialized() + "\n")
         if global.json {
             Output.json(["key_id": .string(key.publicKey.keyId), "private_key_file": .string(out + ".key"),
                          "public_key_file": .string(out + ".pub")])
@@ -38,6 +24,25 @@ struct Keygen: LedgerSubcommand {
 }
 
 enum KeyFile {
+    /// Writes `PREFIX.key` (mode 0600) and `PREFIX.pub`, or neither: both names are checked
+    /// before either file is written, so a refusal leaves no orphan `.key`, and a race lost
+    /// for the `.pub` name (O_EXCL) takes the `.key` back.
+    static func createPair(_ prefix: String, privateText: String, publicText: String) throws {
+        for path in [prefix + ".key", prefix + ".pub"] {
+            var st = stat()
+            if lstat(path, &st) == 0 {
+                throw LedgerError(.invalidInput, "\(path) already exists; keys are never overwritten", details: ["path": .string(path)])
+            }
+        }
+        try create(prefix + ".key", privateText, mode: 0o600)
+        do {
+            try create(prefix + ".pub", publicText, mode: 0o644)
+        } catch {
+            unlink(prefix + ".key")
+            throw error
+        }
+    }
+
     /// Creates `path` with `mode` from the start (never a moment world-readable), refusing
     /// to overwrite an existing file.
     static func create(_ path: String, _ text: String, mode: mode_t) throws {

@@ -62,7 +62,7 @@ struct StatementCommand: LedgerSubcommand {
         if let bad = Identifier.problem(id) { throw LedgerError(.invalidInput, "--command-id \(bad)") }
         let statement = try ledger.statement(for: command, commandId: id, claimedAt: claimed, contentHash: seen)
         let bytes = statement.bytes
-        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let hex = Hex.encode(bytes)
         if global.json {
             var fields = JSONObject()
             fields["domain"] = .string(Statement.tapDomain)
