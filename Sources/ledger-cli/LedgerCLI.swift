@@ -16,6 +16,8 @@ struct LedgerCLI: ParsableCommand {
             Verify.self, Keygen.self, CheckpointCommand.self, Backup.self, Export.self, Import.self,
             // Device keys (issue 13)
             StatementCommand.self,
+            // Tokens for the HTTP API (issue 14)
+            Tokens.self,
         ]
     )
 }

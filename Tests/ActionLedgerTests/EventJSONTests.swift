@@ -44,6 +44,10 @@ import Testing
         try run(.propose(proposal("of-dm-1", stakes: .medium, kind: "send_dm", text: "Hey!", expiresAt: at(20))), 15, "cmd-propose-4")
         try run(.expire(actionId: "of-dm-1"), 30, "cmd-expire-1")
         try run(.revokeDevice(device: "laptop", reason: "Laptop sold"), 31, "cmd-revoke-1")
+        var seeded = SeededRandom(seed: 14)
+        let token = try l.issueToken(org: "quinn-co", scope: .device, subject: "iphone", expiresAt: at(60 * 24 * 30), now: at(32),
+                                     commandId: "cmd-token-1", random: &seeded)
+        try l.revokeToken(token.record.tokenId, reason: "Phone replaced", now: at(33), commandId: "cmd-token-revoke-1")
         return temp
     }
 

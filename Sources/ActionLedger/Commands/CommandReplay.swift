@@ -53,6 +53,7 @@ enum CommandReplay {
         case .deviceRevoked: "revoke"
         case .policySet: "policy"
         case .storeCreated: "create"
+        case .tokenIssued, .tokenRevoked: "token"
         }
     }
 }

@@ -107,6 +107,10 @@ extension Payload {
             return p.json
         case .storeCreated(let c):
             return ["test_clock": .bool(c.testClock), "demo": .bool(c.demo)]
+        case .tokenIssued(let t):
+            return Self.tokenJSON(t)
+        case .tokenRevoked(let t):
+            return ["token_id": .string(t.tokenId), "reason": .string(t.reason)]
         }
     }
 
@@ -184,6 +188,11 @@ extension Payload {
             self = .policySet(try PolicyDocument(fields: &r, requireVersion: true))
         case .storeCreated:
             self = .storeCreated(StoreCreation(testClock: try r.bool("test_clock"), demo: try r.bool("demo")))
+        case .tokenIssued:
+            self = .tokenIssued(try Payload.token(&r))
+        case .tokenRevoked:
+            self = .tokenRevoked(TokenRevocation(tokenId: try r.identifier("token_id"),
+                                                 reason: try r.string("reason", max: L.rationale, allowEmpty: true)))
         }
     }
 

@@ -64,6 +64,7 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case deviceLinked = 20, deviceRevoked
     case policySet = 30
     case storeCreated = 40
+    case tokenIssued = 60, tokenRevoked
 
     /// The dotted name used in JSON and Specs.
     public var name: String {
@@ -83,6 +84,8 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .deviceRevoked: "device.revoked"
         case .policySet: "policy.set"
         case .storeCreated: "store.created"
+        case .tokenIssued: "token.issued"
+        case .tokenRevoked: "token.revoked"
         }
     }
 
@@ -122,6 +125,8 @@ public enum Payload: Sendable, Equatable {
     case deviceRevoked(DeviceRevocation)
     case policySet(PolicyDocument)
     case storeCreated(StoreCreation)
+    case tokenIssued(TokenIssue)
+    case tokenRevoked(TokenRevocation)
 
     /// The rules version recorded by a proposal or decision (1 for events written before
     /// rules were versioned); nil for other events.
@@ -153,6 +158,8 @@ public enum Payload: Sendable, Equatable {
         case .deviceRevoked: .deviceRevoked
         case .policySet: .policySet
         case .storeCreated: .storeCreated
+        case .tokenIssued: .tokenIssued
+        case .tokenRevoked: .tokenRevoked
         }
     }
 }

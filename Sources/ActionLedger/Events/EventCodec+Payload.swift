@@ -68,6 +68,11 @@ extension EventCodec {
         case .storeCreated(let c):
             w.bool(c.testClock)
             w.bool(c.demo)
+        case .tokenIssued(let t):
+            encodeToken(t, &w)
+        case .tokenRevoked(let t):
+            w.string(t.tokenId)
+            w.string(t.reason)
         }
     }
 
@@ -146,6 +151,10 @@ extension EventCodec {
             return .policySet(try readPolicy(&r))
         case .storeCreated:
             return .storeCreated(StoreCreation(testClock: try r.bool(), demo: try r.bool()))
+        case .tokenIssued:
+            return .tokenIssued(try decodeToken(&r))
+        case .tokenRevoked:
+            return .tokenRevoked(TokenRevocation(tokenId: try r.string(), reason: try r.string()))
         }
     }
 

@@ -110,6 +110,8 @@ public struct DecisionReplay {
         case .storeCreated:
             if judge, event.seq != 1 { throw fail("store.created", "store.created is only ever the first event") }
             return nil
+        case .tokenIssued, .tokenRevoked:
+            return nil  // who may call `ledger serve`: no decision rests on it
         case .policySet(let p):
             // Versions run per org (rules 2); a store written before ran them across orgs.
             let own = policies[event.org]?.version ?? 0

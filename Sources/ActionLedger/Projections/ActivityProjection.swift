@@ -34,6 +34,8 @@ public struct ActivityProjection: Projection {
         case .deviceRevoked(let d): "revoked \(d.device): \(d.reason)"
         case .policySet(let p): "set policy v\(p.version)"
         case .storeCreated(let c): "created the store" + (c.testClock ? " (test clock)" : "") + (c.demo ? " (demo)" : "")
+        case .tokenIssued(let t): "issued token \(t.tokenId) (\(t.scope.rawValue))"
+        case .tokenRevoked(let t): "revoked token \(t.tokenId)"
         }
     }
 }

@@ -67,6 +67,8 @@ public struct AuditProjection: Projection {
             try store.put(Self.state, key: Self.policyKey, value: Keys.u64(UInt64(p.version)))
         case .storeCreated(let c):
             e.detail = c.testClock ? "test clock" : ""
+        case .tokenIssued, .tokenRevoked:
+            break
         }
         if let id = event.actionId {
             guard let info = try store.withValue(Self.actions, key: Array(id.utf8), { b in

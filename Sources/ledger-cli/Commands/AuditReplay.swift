@@ -31,15 +31,7 @@ struct AuditReplay: LedgerSubcommand {
         let seconds = Date().timeIntervalSince(started)
         let rules = report.byRule.sorted { $0.key < $1.key }
         if global.json {
-            var o: JSONObject = ["ok": .bool(report.mismatch == nil), "events_judged": .number(Double(report.eventsJudged)),
-                                 "decisions_confirmed": .number(Double(report.decisionsConfirmed)),
-                                 "by_rule": .object(JSONObject(rules.map { ($0.key, JSON.number(Double($0.value))) })),
-                                 "from_seq": .number(Double(from)), "last_seq": .number(Double(report.lastSeq))]
-            if let m = report.mismatch {
-                o["mismatch"] = ["seq": .number(Double(m.seq)), "rule": .string(m.rule),
-                                 "code": m.code.map(JSON.string) ?? .null, "message": .string(m.message)]
-            }
-            Output.json(.object(o))
+            Output.json(report.json(from: from))
         } else {
             print("judged \(report.eventsJudged) events from seq \(from) in \(String(format: "%.2f", seconds)) s; "
                 + "\(report.decisionsConfirmed) decisions confirmed")

@@ -77,7 +77,7 @@ struct ReferenceModel {
             raise = p.raise
             policyVersion = p.version
             version = p.version
-        case .storeCreated:
+        case .storeCreated, .tokenIssued, .tokenRevoked:
             break
         }
         if let d = e.device, [.actionReviewed, .actionConfirmed, .actionApproved, .actionDismissed, .actionHeld,

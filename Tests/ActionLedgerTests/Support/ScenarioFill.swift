@@ -103,7 +103,7 @@ struct ScenarioFill {
         case .deviceRevoked:
             dataDefault("reason", "")
             actor = "operator"
-        case .deviceLinked, .storeCreated:
+        case .deviceLinked, .storeCreated, .tokenIssued, .tokenRevoked:
             actor = "operator"
         }
         byDefault("actor", .string(actor))

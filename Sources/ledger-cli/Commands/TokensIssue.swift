@@ -1,0 +1,52 @@
+import ActionLedger
+import ArgumentParser
+
+struct TokensIssue: LedgerSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "issue",
+        abstract: "Issue a token and print its secret (once: only its SHA-256 is kept, in a token.issued event).")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "The org the token works in.")
+    var org: String
+
+    @Option(help: "device (acts as --device), specialist (proposes as --agent) or auditor (reads the org).")
+    var scope: String
+
+    @Option(help: "device scope: the linked device it acts as.")
+    var device: String?
+
+    @Option(help: "specialist scope: the agent it proposes as.")
+    var agent: String?
+
+    @Option(help: "How long it lives, e.g. 30d, 12h (default 30d).")
+    var expires = "30d"
+
+    @OptionGroup var who: OperatorOptions
+
+    func execute() throws {
+        guard let s = TokenScope(rawValue: scope) else {
+            throw LedgerError(.invalidInput, "--scope: expected device, specialist or auditor", details: ["field": "scope"])
+        }
+        if device != nil && s != .device { throw LedgerError(.invalidInput, "--device goes with --scope device") }
+        if agent != nil && s != .specialist { throw LedgerError(.invalidInput, "--agent goes with --scope specialist") }
+        let lifetime: Int64
+        do { lifetime = try Duration.parse(expires) } catch {
+            throw LedgerError(.invalidInput, "--expires: expected a duration such as 30d or 12h, got \(expires)", details: ["field": "expires"])
+        }
+        let ledger = try global.open(write: true)
+        let now = try global.now(ledger)
+        let issued = try ledger.issueToken(org: org, scope: s, subject: device ?? agent, expiresAt: now.adding(milliseconds: lifetime),
+                                           now: now, actor: who.actor, commandId: who.commandId ?? CommandRequest.newCommandId())
+        if global.json {
+            guard case .object(var o) = issued.record.json else { return }
+            o["secret"] = .string(issued.secret)
+            Output.json(.object(o))
+            return
+        }
+        Human.line("issued \(issued.record.tokenId) (\(s.rawValue)\(issued.record.issue.subject.map { " as \($0)" } ?? ""), org \(org), "
+            + "expires \(issued.record.issue.expiresAt.iso8601)); its secret, shown only now:")
+        print(issued.secret)
+    }
+}
