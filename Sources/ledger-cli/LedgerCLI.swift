@@ -1,7 +1,7 @@
 import ArgumentParser
 
 @main
-struct LedgerCLI: ParsableCommand {
+struct LedgerCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ledger",
         abstract: "ActionLedger: an append-only, tamper-evident approval and audit log on LMDB.",
@@ -16,8 +16,8 @@ struct LedgerCLI: ParsableCommand {
             Verify.self, Keygen.self, CheckpointCommand.self, Backup.self, Export.self, Import.self,
             // Device keys (issue 13)
             StatementCommand.self,
-            // Tokens for the HTTP API (issue 14)
-            Tokens.self,
+            // The HTTP API (issue 14)
+            Serve.self, Tokens.self,
         ]
     )
 }

@@ -1,0 +1,52 @@
+import ActionLedger
+import ArgumentParser
+import Foundation
+import LedgerServer
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the HTTP and live-stream API (Specs/openapi.yaml) until SIGTERM or SIGINT.",
+        discussion: "The first line on stdout is `listening on http://HOST:PORT`. SIGTERM stops accepting, lets in-flight "
+            + "commits finish and closes the streams.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "HOST:PORT to bind (port 0 picks a free one).")
+    var listen = "127.0.0.1:8080"
+
+    @Flag(name: .customLong("allow-remote"), help: "Allow a non-loopback address (put a TLS-terminating proxy in front).")
+    var allowRemote = false
+
+    func run() async throws {
+        do {
+            try Arguments.checkUTF8()
+            try await serve()
+        } catch let error as LedgerError {
+            throw Output.fail(error, json: global.json)
+        } catch let error as LMDBError {
+            throw Output.fail(LedgerError(.storage, error.description), json: global.json)
+        }
+    }
+
+    private func serve() async throws {
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
+            throw LedgerError(.invalidInput, "--listen: expected HOST:PORT such as 127.0.0.1:8080", details: ["field": "listen"])
+        }
+        var host = String(listen[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let ledger = try global.open(write: true)
+        let testClock = try ledger.creation()?.testClock ?? false
+        let path = global.path
+        _ = try Clock.now(testClock: testClock, path: path)  // refuse a LEDGER_NOW the store does not honour, now
+        var configuration = LedgerServer.Configuration(clock: { try Clock.now(testClock: testClock, path: path) })
+        configuration.host = host
+        configuration.port = port
+        configuration.allowRemote = allowRemote
+        let server = try LedgerServer(ledger: ledger, storePath: path, configuration: configuration)
+        let shown = host.contains(":") ? "[\(host)]" : host
+        try await server.run { port in
+            // Unbuffered: whoever started the server reads the port from this line at once.
+            FileHandle.standardOutput.write(Data("listening on http://\(shown):\(port)\n".utf8))
+        }
+    }
+}

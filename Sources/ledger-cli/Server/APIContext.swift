@@ -1,0 +1,41 @@
+import ActionLedger
+import Hummingbird
+
+/// Who is calling: an operator token (``TokenScope``) or a device session.
+public struct Identity: Sendable, Equatable {
+    /// The token or session id (never the secret).
+    public var id: String
+    public var org: String
+    public var scope: TokenScope
+    /// The device (device scope) or agent (specialist scope); nil for an auditor.
+    public var subject: String?
+    /// A device's person.
+    public var person: String?
+
+    /// The device this identity acts as.
+    var device: String? { scope == .device ? subject : nil }
+}
+
+/// The request context of every route: the caller's identity once authenticated.
+public struct APIContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// Set by ``AuthMiddleware`` from `Authorization: Bearer …` (or a stream ticket).
+    public var identity: Identity?
+    /// Set by the server: the limit bodies are collected up to (413 beyond).
+    public var maxUploadSize: Int { 1 << 20 }
+
+    public init(source: Source) {
+        coreContext = .init(source: source)
+    }
+
+    /// The caller, who must hold one of `scopes`.
+    /// - throws: 401 without a live token; 403 `forbidden` for another scope.
+    func require(_ scopes: TokenScope...) throws -> Identity {
+        guard let identity else { throw Problem.unauthorized("a bearer token is required (Authorization: Bearer …)") }
+        guard scopes.contains(identity.scope) else {
+            throw Problem.forbidden("this endpoint needs a \(scopes.map(\.rawValue).joined(separator: " or ")) token; "
+                + "this one is \(identity.scope.rawValue)")
+        }
+        return identity
+    }
+}

@@ -1,0 +1,88 @@
+import ActionLedger
+import Foundation
+import Hummingbird
+
+/// Recognises bearer secrets: operator tokens (`alt_…`, from the log's `token.*` events) and
+/// device sessions (`als_…`, from the session store). Only SHA-256s are compared; a
+/// device's identity is re-read from the log on every request, so a device revoked by the
+/// CLI a moment ago is refused at once.
+final class Authenticator: Sendable {
+    private struct TokenCache {
+        /// The log's head the cache has folded up to.
+        var seq: UInt64 = 0
+        var byId: [String: TokenRecord] = [:]
+        var byHash: [Digest: String] = [:]
+    }
+
+    let ledger: Ledger
+    let sessions: SessionStore
+    private let cache = Locked(TokenCache())
+
+    init(ledger: Ledger, sessions: SessionStore) {
+        self.ledger = ledger
+        self.sessions = sessions
+    }
+
+    /// The identity behind `secret` at `now`.
+    /// - throws: 401 for an unknown, expired or revoked secret; 403 `device_revoked` when the
+    ///   device it acts as was revoked.
+    func identify(secret: String, now: Timestamp) throws -> Identity {
+        let hash = Ledger.tokenHash(secret)
+        let identity: Identity
+        if secret.hasPrefix("als_") {
+            guard let s = try sessions.session(secretHash: hash), s.revokedAt == nil, now < s.expiresAt else {
+                throw Problem.unauthorized("the session is unknown, expired or signed out")
+            }
+            identity = Identity(id: s.id, org: s.org, scope: .device, subject: s.device, person: s.person)
+        } else {
+            guard let t = try token(hash: hash), t.isLive(at: now) else {
+                throw Problem.unauthorized("the token is unknown, expired or revoked")
+            }
+            identity = Identity(id: t.tokenId, org: t.org, scope: t.issue.scope, subject: t.issue.subject)
+        }
+        guard let device = identity.device else { return identity }
+        guard let d = try ledger.read({ try $0.deviceState(device) }) else {
+            throw Problem.unauthorized("the token's device \(device) is not linked")
+        }
+        guard d.revokedAt == nil else {
+            throw LedgerError(.deviceRevoked, "device \(device) was revoked", details: ["device": .string(device)])
+        }
+        var withPerson = identity
+        withPerson.person = d.person
+        return withPerson
+    }
+
+    /// Every token whose events are in the log, caught up to the head on each call: the
+    /// scan reads only events appended since the last one (by this server or the CLI).
+    func token(hash: Digest) throws -> TokenRecord? {
+        try cache.withLock { cache in
+            try ledger.read { reader in
+                let head = try reader.head().seq
+                if head > cache.seq {
+                    TokenRecord.fold(try reader.tokenEvents(from: cache.seq + 1), into: &cache.byId)
+                    cache.byHash = Dictionary(cache.byId.values.map { ($0.issue.secretHash, $0.tokenId) }, uniquingKeysWith: { a, _ in a })
+                    cache.seq = head
+                }
+            }
+            return cache.byHash[hash].flatMap { cache.byId[$0] }
+        }
+    }
+}
+
+/// Puts the caller's identity in the context from `Authorization: Bearer SECRET`. No header:
+/// no identity (the route decides whether it needs one). A header with a dead secret: 401 at once.
+struct AuthMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+    let authenticator: Authenticator
+    let clock: @Sendable () throws -> Timestamp
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        guard let header = request.headers[.authorization] else { return try await next(request, context) }
+        guard header.hasPrefix("Bearer "), case let secret = String(header.dropFirst(7)), !secret.isEmpty else {
+            throw Problem.unauthorized("expected Authorization: Bearer <token>")
+        }
+        var context = context
+        context.identity = try authenticator.identify(secret: secret, now: try clock())
+        return try await next(request, context)
+    }
+}

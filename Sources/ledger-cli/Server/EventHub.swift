@@ -1,0 +1,182 @@
+import ActionLedger
+import Foundation
+import ServiceLifecycle
+
+/// Tails the log and fans new events out to every open stream.
+///
+/// One task polls the head with a read transaction (a few microseconds) every
+/// `pollInterval`: events appended by this server and by any other process on the same
+/// store (the CLI) reach the streams alike, within one interval. Each event is read and
+/// decoded once, however many streams are open. A `device.revoked`, `token.revoked` or a
+/// signed-out session closes the streams of what it revokes.
+final class EventHub: Service, Sendable {
+    enum Message: Sendable {
+        case events([StoredEvent])
+        case heartbeat
+    }
+
+    private struct Subscriber {
+        let identity: Identity
+        let continuation: AsyncStream<Message>.Continuation
+    }
+
+    private struct State {
+        var seq: UInt64 = 0
+        var subscribers: [UInt64: Subscriber] = [:]
+        var nextId: UInt64 = 0
+        /// Open streams per device, for `connected` in `GET /v1/devices`.
+        var openByDevice: [String: Int] = [:]
+        var stopped = false
+    }
+
+    let ledger: Ledger
+    let agents: AgentCache
+    let pollInterval: Duration
+    let heartbeat: Duration
+    private let state = Locked(State())
+
+    init(ledger: Ledger, pollInterval: Duration, heartbeat: Duration) throws {
+        self.ledger = ledger
+        agents = AgentCache(ledger: ledger)
+        self.pollInterval = pollInterval
+        self.heartbeat = heartbeat
+        let head = try ledger.read { try $0.head().seq }
+        state.withLock { $0.seq = head }
+    }
+
+    /// Opens a subscription: every event appended after the hub's current position, until
+    /// the stream is cancelled, its identity revoked, or the server stops.
+    func subscribe(_ identity: Identity) -> (id: UInt64, stream: AsyncStream<Message>) {
+        let (stream, continuation) = AsyncStream<Message>.makeStream()
+        let id: UInt64? = state.withLock { s in
+            guard !s.stopped else { return nil }
+            s.nextId += 1
+            s.subscribers[s.nextId] = Subscriber(identity: identity, continuation: continuation)
+            if let d = identity.device { s.openByDevice[d, default: 0] += 1 }
+            return s.nextId
+        }
+        guard let id else {
+            continuation.finish()
+            return (0, stream)
+        }
+        continuation.onTermination = { [weak self] _ in self?.remove(id) }
+        return (id, stream)
+    }
+
+    /// Ends one subscription (its stream's response then finishes).
+    func end(_ id: UInt64) {
+        state.withLock { $0.subscribers[id]?.continuation }?.finish()
+    }
+
+    private func remove(_ id: UInt64) {
+        state.withLock { s in
+            guard let sub = s.subscribers.removeValue(forKey: id), let d = sub.identity.device else { return }
+            s.openByDevice[d, default: 1] -= 1
+            if s.openByDevice[d] == 0 { s.openByDevice[d] = nil }
+        }
+    }
+
+    /// Whether `device` has a stream open now.
+    func isConnected(_ device: String) -> Bool { state.withLock { $0.openByDevice[device] != nil } }
+
+    var openStreams: Int { state.withLock { $0.subscribers.count } }
+
+    /// Closes the streams `matching` selects (a session signed out through the API).
+    func close(where matching: @Sendable (Identity) -> Bool) {
+        let closing = state.withLock { s in s.subscribers.values.filter { matching($0.identity) }.map(\.continuation) }
+        for c in closing { c.finish() }
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            var sinceHeartbeat = Duration.zero
+            while !Task.isCancelled {
+                do {
+                    try self.poll()
+                } catch {
+                    // A failed read is retried next interval; streams stay open.
+                }
+                sinceHeartbeat += self.pollInterval
+                if sinceHeartbeat >= self.heartbeat {
+                    sinceHeartbeat = .zero
+                    self.broadcast(.heartbeat)
+                }
+                try? await Task.sleep(for: self.pollInterval)
+            }
+        }
+        let open = state.withLock { s in
+            s.stopped = true
+            return s.subscribers.values.map(\.continuation)
+        }
+        for c in open { c.finish() }
+    }
+
+    /// Reads what was appended since the last poll and delivers it.
+    func poll() throws {
+        let from = state.withLock { $0.seq } + 1
+        let events: [StoredEvent] = try ledger.read { reader in
+            let head = try reader.head().seq
+            guard head >= from else { return [] }
+            var out: [StoredEvent] = []
+            try reader.forEach(from: from) { stored in
+                out.append(stored)
+                return stored.event.seq < head
+            }
+            return out
+        }
+        guard let last = events.last else { return }
+        let subscribers = state.withLock { s in
+            s.seq = last.event.seq
+            return Array(s.subscribers.values)
+        }
+        for sub in subscribers {
+            let visible = events.filter { StreamFilter.visible($0.event, to: sub.identity, agents: agents) }
+            if !visible.isEmpty { sub.continuation.yield(.events(visible)) }
+            if events.contains(where: { StreamFilter.revokes($0.event, sub.identity) }) { sub.continuation.finish() }
+        }
+    }
+
+    private func broadcast(_ message: Message) {
+        for sub in state.withLock({ Array($0.subscribers.values) }) { sub.continuation.yield(message) }
+    }
+}
+
+/// What a token may see of the log, and which events end its streams.
+enum StreamFilter {
+    /// Devices see their person's events; specialists their own proposals' events;
+    /// auditors all of their org's. Token events only reach auditors.
+    static func visible(_ e: Event, to identity: Identity, agents: AgentCache) -> Bool {
+        guard e.org == identity.org else { return false }
+        if e.type == .tokenIssued || e.type == .tokenRevoked { return identity.scope == .auditor }
+        switch identity.scope {
+        case .auditor: return true
+        case .device: return e.person == identity.person
+        case .specialist: return e.actionId.map { agents.agent(of: $0, proposal: e) == identity.subject } ?? false
+        }
+    }
+
+    static func revokes(_ e: Event, _ identity: Identity) -> Bool {
+        switch e.payload {
+        case .deviceRevoked(let d): identity.device == d.device
+        case .tokenRevoked(let t): identity.id == t.tokenId
+        default: false
+        }
+    }
+}
+
+/// The agent that proposed each action, learnt from `action.proposed` as it streams by and
+/// read from the log for older actions: a specialist's stream shows its own actions only.
+final class AgentCache: Sendable {
+    private let ledger: Ledger
+    private let known = Locked([String: String]())
+
+    init(ledger: Ledger) { self.ledger = ledger }
+
+    func agent(of actionId: String, proposal e: Event) -> String? {
+        if case .proposed(let p) = e.payload { return p.specialist.agent }
+        if let a = known.withLock({ $0[actionId] }) { return a }
+        guard let a = try? ledger.read({ try $0.actionState(actionId)?.proposal.specialist.agent }) else { return nil }
+        known.withLock { $0[actionId] = a }
+        return a
+    }
+}

@@ -1,0 +1,115 @@
+import ActionLedger
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// `ledger serve`: the HTTP and live-stream API over one ``Ledger`` (Specs/openapi.yaml).
+///
+/// Commands go to the engine's writer from Dispatch threads (``Blocking``), reads use
+/// read-only transactions, and one ``EventHub`` tails the log for every stream.
+public final class LedgerServer: Sendable {
+    /// How to run the server.
+    public struct Configuration: Sendable {
+        public var host = "127.0.0.1"
+        /// 0 picks a free port (printed on the first line of stdout).
+        public var port = 8080
+        /// Binding a non-loopback address needs this (a TLS-terminating proxy belongs in front).
+        public var allowRemote = false
+        /// How often the hub polls the log's head for events appended by anyone.
+        public var pollInterval: Duration = .milliseconds(15)
+        /// A comment line on idle streams, so proxies keep them open.
+        public var heartbeat: Duration = .seconds(15)
+        /// The engine clock: the system time, or `LEDGER_NOW` for a store on a test clock.
+        public var clock: @Sendable () throws -> Timestamp
+        /// Device sessions' lifetime.
+        public var sessionLifetime: Int64 = 30 * Timestamp.day
+
+        public init(clock: @escaping @Sendable () throws -> Timestamp) { self.clock = clock }
+    }
+
+    let ledger: Ledger
+    let configuration: Configuration
+    let sessions: SessionStore
+    let authenticator: Authenticator
+    let hub: EventHub
+    let tickets = Locked([String: (identity: Identity, expiresAt: Timestamp)]())
+    let challenges = Locked([String: (device: String, purpose: Purpose, statement: [UInt8], expiresAt: Timestamp)]())
+    let logger: Logger
+
+    /// Opens the server's side of `ledger` (at `storePath`): its session file beside the store.
+    public init(ledger: Ledger, storePath: String, configuration: Configuration) throws {
+        if !configuration.allowRemote && !Self.isLoopback(configuration.host) {
+            throw LedgerError(.invalidInput, "\(configuration.host) is not a loopback address: binding it needs --allow-remote "
+                + "(and a TLS-terminating proxy in front)", details: ["field": "listen"])
+        }
+        self.ledger = ledger
+        self.configuration = configuration
+        sessions = try SessionStore(path: SessionStore.path(beside: storePath))
+        authenticator = Authenticator(ledger: ledger, sessions: sessions)
+        hub = try EventHub(ledger: ledger, pollInterval: configuration.pollInterval, heartbeat: configuration.heartbeat)
+        var logger = Logger(label: "ledger.serve")
+        logger.logLevel = .info
+        self.logger = logger
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// The routes, with problem documents for every refusal and the caller's identity in the context.
+    public func router() -> Router<APIContext> {
+        let router = Router(context: APIContext.self)
+        router.add(middleware: ProblemMiddleware())
+        router.add(middleware: AuthMiddleware(authenticator: authenticator, clock: configuration.clock))
+        router.get("/healthz") { _, _ in
+            LedgerServer.json(["status": "ok"])
+        }
+        addActionRoutes(router)
+        addReadRoutes(router)
+        addStreamRoutes(router)
+        addSessionRoutes(router)
+        return router
+    }
+
+    /// The application: the HTTP server and the event hub, under one service group.
+    /// - parameter onListening: called with the bound port once the server accepts connections.
+    public func application(onListening: @escaping @Sendable (Int) -> Void = { _ in }) -> some ApplicationProtocol {
+        var app = Application(
+            router: router(),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ledger"),
+            onServerRunning: { channel in onListening(channel.localAddress?.port ?? 0) },
+            logger: logger)
+        app.addServices(hub)
+        return app
+    }
+
+    /// Runs until SIGTERM or SIGINT: then stops accepting, lets in-flight requests (and the
+    /// commits they wait on) finish, and closes the streams.
+    public func run(onListening: @escaping @Sendable (Int) -> Void) async throws {
+        try await application(onListening: onListening).runService()
+    }
+
+    static func json(_ value: JSON, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: value.serialized())))
+    }
+
+    /// The request's JSON body; nil when it has none.
+    /// - throws: 413 past the context's limit, 400 when it is not JSON.
+    static func body(_ request: Request, _ context: APIContext) async throws -> JSON? {
+        var request = request
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        guard buffer.readableBytes > 0 else { return nil }
+        return try JSONParser.parse(Array(buffer.readableBytesView))
+    }
+
+    func now() throws -> Timestamp { try configuration.clock() }
+
+    /// `n` random bytes as hex (ids, nonces, secrets), from the system's CSPRNG.
+    static func randomHex(_ n: Int) -> String {
+        var g = SystemRandomNumberGenerator()
+        return Hex.encode((0..<n).map { _ in UInt8.random(in: 0...255, using: &g) })
+    }
+}

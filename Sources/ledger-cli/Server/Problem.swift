@@ -1,0 +1,89 @@
+import ActionLedger
+import Hummingbird
+
+/// A refusal as RFC 9457 `application/problem+json`: `type`, `title`, `status`, `detail`,
+/// and `code` (the engine's error code, or one of the server's own: `unauthorized`,
+/// `forbidden`, `not_found`, `payload_too_large`, `rate_limited`, `internal_error`), with the
+/// engine's details beside them.
+struct Problem: HTTPResponseError {
+    let status: HTTPResponse.Status
+    let code: String
+    let detail: String
+    var extra: JSONObject = JSONObject()
+    /// Seconds for `Retry-After` (503 `busy`, `projection_stale`).
+    var retryAfter: Int?
+
+    init(_ status: HTTPResponse.Status, _ code: String, _ detail: String, extra: JSONObject = JSONObject()) {
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.extra = extra
+    }
+
+    /// The engine's refusal with its HTTP status (Specs/openapi.yaml lists each).
+    init(_ error: LedgerError) {
+        self.init(Problem.status(of: error.code), error.code.rawValue, error.message, extra: error.details)
+        if status == .serviceUnavailable { retryAfter = 1 }
+    }
+
+    static func unauthorized(_ detail: String) -> Problem { Problem(.unauthorized, "unauthorized", detail) }
+    static func forbidden(_ detail: String) -> Problem { Problem(.forbidden, "forbidden", detail) }
+    static func invalid(_ detail: String, field: String? = nil) -> Problem {
+        Problem(.badRequest, LedgerError.Code.invalidInput.rawValue, detail, extra: field.map { ["field": .string($0)] } ?? JSONObject())
+    }
+
+    static func status(of code: LedgerError.Code) -> HTTPResponse.Status {
+        switch code {
+        case .invalidInput: .badRequest
+        case .unknownAction, .unknownDevice, .unknownToken: .notFound
+        case .deviceRevoked, .deviceNotOwned, .orgMismatch, .proofRequired, .badProof, .introductionRequired: .forbidden
+        case .alreadyDecided, .duplicateAction, .tapsRequired, .userVerificationRequired, .actionExpired, .notApproved,
+             .duplicateDevice, .notEmpty: .conflict
+        case .staleContent: .preconditionFailed
+        case .projectionStale, .busy, .readOnly, .clockBehind: .serviceUnavailable
+        default: .internalServerError
+        }
+    }
+
+    var json: JSON {
+        var o: JSONObject = ["type": .string("https://actionledger.dev/problems/\(code)"), "title": .string(status.reasonPhrase),
+                             "status": .number(Double(status.code)), "code": .string(code), "detail": .string(detail)]
+        for (k, v) in extra.pairs where o[k] == nil { o[k] = v }
+        return .object(o)
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/problem+json"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: json.serialized())))
+    }
+}
+
+/// Turns every error into a problem document: the engine's refusals with their mapped
+/// status, Hummingbird's own (404 route, 413 body) with theirs, anything else a 500 that
+/// names no internals.
+struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let p as Problem {
+            return try p.response(from: request, context: context)
+        } catch let e as LedgerError {
+            return try Problem(e).response(from: request, context: context)
+        } catch let e as LMDBError {
+            context.logger.error("storage error", metadata: ["error": "\(e)"])
+            return try Problem(.internalServerError, "storage_error", "storage error").response(from: request, context: context)
+        } catch let e as HTTPError {
+            let code = switch e.status {
+            case .notFound: "not_found"
+            case .contentTooLarge: "payload_too_large"
+            case .methodNotAllowed: "method_not_allowed"
+            default: e.status.code < 500 ? "invalid_input" : "internal_error"
+            }
+            return try Problem(e.status, code, e.body ?? e.status.reasonPhrase).response(from: request, context: context)
+        } catch {
+            context.logger.error("unexpected error", metadata: ["error": "\(error)"])
+            return try Problem(.internalServerError, "internal_error", "internal error").response(from: request, context: context)
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import ActionLedger
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// `POST /v1/actions`, the taps and changes, and outcomes: each one command on the writer.
+extension LedgerServer {
+    func addActionRoutes(_ router: Router<APIContext>) {
+        router.post("/v1/actions") { request, context in
+            let who = try context.require(.specialist)
+            guard let body = try await LedgerServer.body(request, context) else { throw Problem.invalid("a proposal JSON body is required") }
+            let input = try ProposalInput(json: body)
+            guard input.org == who.org else {
+                throw LedgerError(.orgMismatch, "this token works in org \(who.org), not \(input.org)", details: ["field": "org"])
+            }
+            guard input.proposal.specialist.agent == who.subject else {
+                throw Problem.forbidden("this token proposes as agent \(who.subject ?? "")")
+            }
+            let id = try LedgerServer.idempotencyKey(request) ?? input.commandId
+            return try await self.run(CommandRequest(.propose(input), commandId: id, now: try self.now()), status: .created)
+        }
+        for step in Statement.Step.allCases {
+            router.post("/v1/actions/:id/\(step.rawValue)") { request, context in
+                let who = try context.require(.device)
+                let id = try context.parameters.require("id")
+                let f = try Fields(try await LedgerServer.body(request, context),
+                                   allowed: ["user_verified", "proof", "claimed_at", "content_hash", "reason", "text", "until"])
+                let seen = try LedgerServer.seenContent(request, f)
+                let device = who.device!
+                let command: Command
+                switch step {
+                case .review, .confirm, .approve:
+                    command = .tap(TapStep(rawValue: step.rawValue)!, actionId: id, device: device,
+                                   userVerified: try f.bool("user_verified") ?? false, seenContent: seen)
+                case .dismiss: command = .dismiss(actionId: id, device: device, reason: try f.string("reason") ?? "")
+                case .edit: command = .edit(actionId: id, device: device, text: try f.require("text", f.string))
+                case .hold: command = .hold(actionId: id, device: device, until: try f.require("until", f.time))
+                }
+                if step == .dismiss || step == .edit || step == .hold, let seen {
+                    // Taps carry the hash into the engine; the changes are checked here against the current content.
+                    let current = try self.ledger.read { try $0.actionState(id)?.contentHash }
+                    if let current, current != seen {
+                        throw LedgerError(.staleContent, "the action's content changed since \(seen.hex)",
+                                          details: ["content_hash": .string(current.hex)])
+                    }
+                }
+                var proof: ProofInput?
+                if let p = f.raw("proof") {
+                    proof = try ProofInput(json: p, claimedAt: try f.require("claimed_at", f.time), contentHash: seen)
+                }
+                let commandId = try LedgerServer.idempotencyKey(request) ?? CommandRequest.newCommandId()
+                return try await self.run(CommandRequest(command, commandId: commandId, now: try self.now(), actor: "person", proof: proof))
+            }
+        }
+        router.post("/v1/actions/:id/outcome") { request, context in
+            let who = try context.require(.specialist)
+            let id = try context.parameters.require("id")
+            let f = try Fields(try await LedgerServer.body(request, context), allowed: ["status", "outcome"])
+            let status = try f.require("status", f.string)
+            guard status == "executed" || status == "failed" else { throw Problem.invalid("status: expected executed or failed", field: "status") }
+            let state = try self.ledger.read { try $0.actionState(id) }
+            guard let state, state.org == who.org else { throw LedgerError(.unknownAction, "no action \(id)", details: ["action_id": .string(id)]) }
+            guard state.proposal.specialist.agent == who.subject else {
+                throw Problem.forbidden("action \(id) was proposed by another agent; only its proposer records its outcome")
+            }
+            let commandId = try LedgerServer.idempotencyKey(request) ?? CommandRequest.newCommandId()
+            let command = Command.recordOutcome(actionId: id, succeeded: status == "executed", outcome: f.raw("outcome") ?? .object(JSONObject()))
+            return try await self.run(CommandRequest(command, commandId: commandId, now: try self.now(), actor: "specialist:\(who.subject!)"))
+        }
+    }
+
+    /// Runs one command on the writer and answers with its result: `status` for a new
+    /// result, the same for a replay (with `Idempotent-Replayed: true`).
+    func run(_ request: CommandRequest, status: HTTPResponse.Status = .ok) async throws -> Response {
+        let ledger = self.ledger
+        let result = try await Blocking.run { try ledger.execute(request) }
+        let policy = try ledger.read { r in try result.action.map { try r.policy(org: $0.org) } ?? r.policy() }
+        var headers: HTTPFields = [:]
+        if result.replayed { headers[.idempotentReplayed] = "true" }
+        if let a = result.action { headers[.eTag] = "\"\(a.contentHash.hex)\"" }
+        return LedgerServer.json(result.json(now: request.now, policy: policy), status: status, headers: headers)
+    }
+
+    /// `Idempotency-Key`: the command id (an identifier, Specs/events.md).
+    static func idempotencyKey(_ request: Request) throws -> String? {
+        guard let key = request.headers[.idempotencyKey] else { return nil }
+        if let bad = Identifier.problem(key) { throw Problem.invalid("Idempotency-Key \(bad)", field: "Idempotency-Key") }
+        return key
+    }
+
+    /// `If-Match: "<content hash>"`, or `content_hash` in the body.
+    static func seenContent(_ request: Request, _ f: Fields) throws -> Digest? {
+        var text = try f.string("content_hash")
+        if let header = request.headers[.ifMatch] {
+            var h = Substring(header.trimmingCharacters(in: .whitespaces))
+            if h.hasPrefix("W/") { h = h.dropFirst(2) }
+            if h.hasPrefix("\""), h.hasSuffix("\""), h.count >= 2 { h = h.dropFirst().dropLast() }
+            text = String(h)
+        }
+        guard let text else { return nil }
+        guard let d = Digest(hex: text) else { throw Problem.invalid("If-Match: expected the action's content hash (64 hex digits)", field: "If-Match") }
+        return d
+    }
+}
+
+extension HTTPField.Name {
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+    static let idempotentReplayed = HTTPField.Name("Idempotent-Replayed")!
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+}

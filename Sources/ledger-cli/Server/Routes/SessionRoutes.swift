@@ -1,0 +1,133 @@
+import ActionLedger
+import Foundation
+import Hummingbird
+
+/// Device sessions: a keyed device proves it holds its key by signing a server challenge,
+/// and gets a session token (`als_…`) without any secret being copied to it. The same
+/// signed challenge authorises revoking one of the person's devices and signing out her
+/// other sessions, so a stolen session alone cannot lock its owner out.
+extension LedgerServer {
+    /// What a signed challenge authorises.
+    enum Purpose: Equatable {
+        case session
+        case revoke(String)
+        case signOutOthers
+
+        var text: String {
+            switch self {
+            case .session: "session"
+            case .revoke(let d): "revoke:\(d)"
+            case .signOutOthers: "sign_out_others"
+            }
+        }
+    }
+
+    static let challengeLifetime: Int64 = 120_000
+
+    func addSessionRoutes(_ router: Router<APIContext>) {
+        router.post("/v1/sessions/challenge") { request, context in
+            let f = try Fields(try await LedgerServer.body(request, context), allowed: ["device", "purpose", "target"])
+            let device = try f.require("device", f.string)
+            let purpose: Purpose
+            switch try f.string("purpose") ?? "session" {
+            case "session": purpose = .session
+            case "revoke": purpose = .revoke(try f.require("target", f.string))
+            case "sign_out_others": purpose = .signOutOthers
+            default: throw Problem.invalid("purpose: expected session, revoke or sign_out_others", field: "purpose")
+            }
+            let (state, storeId) = try self.ledger.read { r in (try r.deviceState(device), try r.storeId()) }
+            let key = try Self.liveKey(device, state)
+            _ = key
+            let nonce = LedgerServer.randomHex(32)
+            let id = "chl-" + LedgerServer.randomHex(8)
+            let expires = try self.now().adding(milliseconds: Self.challengeLifetime)
+            let statement = Self.challengeStatement(storeId: storeId ?? .zero, device: device, purpose: purpose, nonce: nonce)
+            self.challenges.withLock { c in
+                c = c.filter { $0.value.expiresAt > expires.adding(milliseconds: -Self.challengeLifetime) }
+                c[id] = (device: device, purpose: purpose, statement: statement, expiresAt: expires)
+            }
+            return LedgerServer.json(["challenge_id": .string(id), "statement_hex": .string(Hex.encode(statement)),
+                                      "expires_at": .string(expires.iso8601)], status: .created)
+        }
+        router.post("/v1/sessions") { request, context in
+            let f = try Fields(try await LedgerServer.body(request, context), allowed: ["challenge_id", "signature"])
+            let (device, state) = try self.verifyChallenge(f, purpose: .session)
+            let now = try self.now()
+            let sessionId = "ses-" + LedgerServer.randomHex(8)
+            let secret = "als_\(sessionId)_" + LedgerServer.randomHex(32)
+            let session = SessionStore.Session(id: sessionId, device: device, person: state.person, org: state.org, createdAt: now,
+                                               expiresAt: now.adding(milliseconds: self.configuration.sessionLifetime))
+            let sessions = self.sessions
+            try await Blocking.run { try sessions.add(session, secretHash: Ledger.tokenHash(secret)) }
+            guard case .object(var o) = session.json else { throw Problem(.internalServerError, "internal_error", "session") }
+            o["token"] = .string(secret)
+            return LedgerServer.json(.object(o), status: .created)
+        }
+        router.post("/v1/sessions/sign-out-others") { request, context in
+            let who = try context.require(.device)
+            let f = try Fields(try await LedgerServer.body(request, context), allowed: ["challenge_id", "signature"])
+            let (device, _) = try self.verifyChallenge(f, purpose: .signOutOthers)
+            guard device == who.device else { throw Problem.forbidden("the challenge was signed by another device than the caller") }
+            let sessions = self.sessions, now = try self.now(), person = who.person!, keep = who.id
+            let ended = try await Blocking.run { try sessions.revokeOthers(person: person, keep: keep, at: now) }
+            self.hub.close { $0.person == person && $0.id != keep && $0.id.hasPrefix("ses-") }
+            return LedgerServer.json(["sessions_ended": .number(Double(ended))])
+        }
+        router.post("/v1/devices/:id/revoke") { request, context in
+            let who = try context.require(.device)
+            let target = try context.parameters.require("id")
+            let f = try Fields(try await LedgerServer.body(request, context), allowed: ["challenge_id", "signature", "reason"])
+            let (signer, state) = try self.verifyChallenge(f, purpose: .revoke(target))
+            guard signer == who.device else { throw Problem.forbidden("the challenge was signed by another device than the caller") }
+            guard state.key?.protection == .userVerification else {
+                throw LedgerError(.userVerificationRequired, "revoking a device needs a user-verified key (biometrics) on \(signer)",
+                                  details: ["device": .string(signer)])
+            }
+            guard let t = try self.ledger.read({ try $0.deviceState(target) }), t.org == who.org else {
+                throw LedgerError(.unknownDevice, "no device \(target)", details: ["device": .string(target)])
+            }
+            guard t.person == who.person else {
+                throw LedgerError(.deviceNotOwned, "device \(target) belongs to another person", details: ["device": .string(target)])
+            }
+            let commandId = try LedgerServer.idempotencyKey(request) ?? CommandRequest.newCommandId()
+            let command = Command.revokeDevice(device: target, reason: try f.string("reason") ?? "")
+            let response = try await self.run(CommandRequest(command, commandId: commandId, now: try self.now(), actor: who.person!))
+            let sessions = self.sessions, now = try self.now()
+            try await Blocking.run { _ = try sessions.revoke(device: target, at: now) }
+            return response
+        }
+    }
+
+    /// The bytes a device signs to answer a challenge (domain-separated from tap statements).
+    static func challengeStatement(storeId: Digest, device: String, purpose: Purpose, nonce: String) -> [UInt8] {
+        Array("actionledger-session-v1\nstore_id: \(storeId.hex)\ndevice: \(device)\npurpose: \(purpose.text)\nchallenge: \(nonce)\n".utf8)
+    }
+
+    static func liveKey(_ device: String, _ state: DeviceState?) throws -> DeviceKey {
+        guard let state else { throw LedgerError(.unknownDevice, "no device \(device)", details: ["device": .string(device)]) }
+        guard state.revokedAt == nil else { throw LedgerError(.deviceRevoked, "device \(device) was revoked", details: ["device": .string(device)]) }
+        guard let key = state.key else {
+            throw LedgerError(.badProof, "device \(device) has no key to sign with: it needs an operator token",
+                              details: ["problem": "key", "device": .string(device)])
+        }
+        return key
+    }
+
+    /// Takes the challenge out (single use) and checks its signature by the device's key.
+    func verifyChallenge(_ f: Fields, purpose: Purpose) throws -> (String, DeviceState) {
+        let id = try f.require("challenge_id", f.string)
+        let signature = try f.require("signature", f.string)
+        let now = try now()
+        guard let c = challenges.withLock({ $0.removeValue(forKey: id) }), now < c.expiresAt else {
+            throw Problem.unauthorized("the challenge is unknown, used or expired")
+        }
+        guard c.purpose == purpose else { throw Problem.invalid("the challenge was made for \(c.purpose.text), not \(purpose.text)", field: "challenge_id") }
+        let state = try ledger.read { try $0.deviceState(c.device) }
+        let key = try Self.liveKey(c.device, state)
+        guard let raw = Data(base64Encoded: signature), let sig = P256Signature.normalize(Array(raw)),
+              key.verifies(sig, over: c.statement) else {
+            throw LedgerError(.badProof, "the signature does not verify with \(c.device)'s key", details: ["problem": "signature", "device": .string(c.device)])
+        }
+        return (c.device, state!)
+    }
+}

@@ -1,0 +1,131 @@
+import ActionLedger
+import Foundation
+import Hummingbird
+import ServiceLifecycle
+
+/// `GET /v1/events` (Server-Sent Events, or JSON Lines catch-up) and stream tickets.
+extension LedgerServer {
+    /// Events read per catch-up transaction: a long catch-up never holds one snapshot long.
+    static let catchUpChunk = 512
+
+    func addStreamRoutes(_ router: Router<APIContext>) {
+        router.post("/v1/streams/tickets") { _, context in
+            let who = try context.require(.device, .specialist, .auditor)
+            let ticket = "ast_" + LedgerServer.randomHex(24)
+            let expires = try self.now().adding(milliseconds: 60_000)
+            self.tickets.withLock { t in
+                t = t.filter { $0.value.expiresAt > expires.adding(milliseconds: -60_000) }
+                t[ticket] = (who, expires)
+            }
+            return LedgerServer.json(["ticket": .string(ticket), "expires_at": .string(expires.iso8601)], status: .created)
+        }
+        router.get("/v1/events") { request, context in
+            let q = Query(request: request)
+            var who = context.identity
+            if who == nil, let ticket = q.string("ticket") {
+                let now = try self.now()
+                // Single use: taken out of the table whether or not it is still valid.
+                guard let entry = self.tickets.withLock({ $0.removeValue(forKey: ticket) }), now < entry.expiresAt else {
+                    throw Problem.unauthorized("the stream ticket is unknown, used or expired")
+                }
+                // The identity behind it must still be live (a device revoked since is refused).
+                who = entry.identity
+                if let device = entry.identity.device, try self.ledger.read({ try $0.deviceState(device)?.revokedAt }) != nil {
+                    throw LedgerError(.deviceRevoked, "device \(device) was revoked", details: ["device": .string(device)])
+                }
+            }
+            guard let who else { throw Problem.unauthorized("a bearer token or a stream ticket (?ticket=) is required") }
+            let head = try self.ledger.read { try $0.head().seq }
+            var from: UInt64?
+            if let last = request.headers[.lastEventID] {
+                guard let n = UInt64(last.trimmingCharacters(in: .whitespaces)) else { throw Problem.invalid("Last-Event-ID: expected a seq", field: "Last-Event-ID") }
+                from = n + 1
+            } else if q.string("from") != nil {
+                from = UInt64(try q.int("from", default: 1, in: 1...Int(Int64.max / 2)))
+            }
+            if request.headers[.accept]?.contains("application/x-ndjson") == true {
+                return self.catchUp(who, from: from ?? 1, to: head)
+            }
+            return try await self.eventStream(who, from: from ?? head + 1)
+        }
+    }
+
+    /// The events from `from` to `to` the caller may see, as JSON Lines; the response ends there.
+    private func catchUp(_ who: Identity, from: UInt64, to head: UInt64) -> Response {
+        let ledger = ledger, agents = hub.agents
+        return Response(status: .ok, headers: [.contentType: "application/x-ndjson", .cacheControl: "no-store"],
+                        body: ResponseBody { writer in
+                            var next = from
+                            while next <= head {
+                                let (lines, last) = try Self.read(ledger, who, agents, from: next, to: head)
+                                if !lines.isEmpty { try await writer.write(ByteBuffer(string: lines.map { $0.json.serialized() + "\n" }.joined())) }
+                                next = last + 1
+                            }
+                            try await writer.finish(nil)
+                        })
+    }
+
+    /// Server-Sent Events: the catch-up from `from`, then every new event as the hub tails
+    /// the log, heartbeats between; ends when the identity is revoked or the server stops.
+    private func eventStream(_ who: Identity, from: UInt64) async throws -> Response {
+        // Subscribed before the catch-up is read: nothing appended in between is missed
+        // (what both deliver is sent once, by seq).
+        let live = hub.subscribe(who)
+        if let device = who.device {
+            let sessions = sessions, now = try now()
+            try await Blocking.run { try sessions.markConnected(device: device, at: now) }
+        }
+        let ledger = ledger, hub = hub, agents = hub.agents
+        return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store",
+                                               .init("X-Accel-Buffering")!: "no"],
+                        body: ResponseBody { writer in
+                            try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
+                            var last = from - 1
+                            let head = try ledger.read { try $0.head().seq }
+                            while last < head {
+                                let (events, upTo) = try Self.read(ledger, who, agents, from: last + 1, to: head)
+                                if !events.isEmpty { try await writer.write(ByteBuffer(string: events.map(Self.sse).joined())) }
+                                last = upTo
+                            }
+                            // The server shuts down before the hub (services stop in reverse order), and
+                            // it waits for open responses: so each stream ends itself on graceful shutdown.
+                            try await withGracefulShutdownHandler {
+                                for await message in live.stream {
+                                    switch message {
+                                    case .events(let events):
+                                        let fresh = events.filter { $0.event.seq > last }
+                                        guard let newest = fresh.last else { continue }
+                                        try await writer.write(ByteBuffer(string: fresh.map(Self.sse).joined()))
+                                        last = newest.event.seq
+                                    case .heartbeat:
+                                        try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                                    }
+                                }
+                            } onGracefulShutdown: {
+                                hub.end(live.id)
+                            }
+                            try await writer.finish(nil)
+                        })
+    }
+
+    /// One SSE message: `id:` the seq, `data:` the event's JSON (one line).
+    static func sse(_ e: StoredEvent) -> String {
+        "id: \(e.event.seq)\ndata: \(e.event.json().serialized())\n\n"
+    }
+
+    /// Up to ``catchUpChunk`` events from `from` (not past `to`) the caller may see, and the
+    /// last seq examined.
+    static func read(_ ledger: Ledger, _ who: Identity, _ agents: AgentCache, from: UInt64, to: UInt64) throws -> ([StoredEvent], UInt64) {
+        var out: [StoredEvent] = [], last = from - 1
+        try ledger.read { reader in
+            try reader.forEach(from: from) { stored in
+                guard stored.event.seq <= to else { return false }
+                last = stored.event.seq
+                if StreamFilter.visible(stored.event, to: who, agents: agents) { out.append(stored) }
+                return last - from + 1 < UInt64(catchUpChunk)
+            }
+        }
+        // An empty log past `from`: nothing more to read.
+        return (out, max(last, last == from - 1 ? to : last))
+    }
+}

@@ -1,0 +1,122 @@
+import ActionLedger
+import Foundation
+
+/// The server's own state, in an LMDB file of its own beside the store (`NAME.sessions.lmdb`),
+/// never in the log: device sessions (by the SHA-256 of their secret) and when each device
+/// last connected. Losing it signs devices out; it records no fact of the ledger.
+final class SessionStore: Sendable {
+    /// A device session, made by signing a challenge (`POST /v1/sessions`).
+    struct Session: Sendable, Equatable {
+        var id: String
+        var device: String
+        var person: String
+        var org: String
+        var createdAt: Timestamp
+        var expiresAt: Timestamp
+        var revokedAt: Timestamp?
+
+        var json: JSON {
+            ["session_id": .string(id), "device": .string(device), "person": .string(person), "org": .string(org),
+             "created_at": .string(createdAt.iso8601), "expires_at": .string(expiresAt.iso8601),
+             "revoked_at": revokedAt.map { .string($0.iso8601) } ?? .null]
+        }
+
+        init(id: String, device: String, person: String, org: String, createdAt: Timestamp, expiresAt: Timestamp) {
+            (self.id, self.device, self.person, self.org, self.createdAt, self.expiresAt) = (id, device, person, org, createdAt, expiresAt)
+        }
+
+        init(json: JSON) throws {
+            guard case .object(let o) = json, case .string(let id)? = o["session_id"], case .string(let device)? = o["device"],
+                  case .string(let person)? = o["person"], case .string(let org)? = o["org"],
+                  case .string(let c)? = o["created_at"], let created = Timestamp(iso8601: c),
+                  case .string(let e)? = o["expires_at"], let expires = Timestamp(iso8601: e) else {
+                throw LedgerError(.storage, "a session record does not decode")
+            }
+            self.init(id: id, device: device, person: person, org: org, createdAt: created, expiresAt: expires)
+            if case .string(let r)? = o["revoked_at"] { revokedAt = Timestamp(iso8601: r) }
+        }
+    }
+
+    let environment: Environment
+
+    /// `ledger.lmdb` → `ledger.sessions.lmdb`.
+    static func path(beside store: String) -> String {
+        (store.hasSuffix(".lmdb") ? String(store.dropLast(5)) : store) + ".sessions.lmdb"
+    }
+
+    init(path: String) throws {
+        var options = Environment.Options()
+        options.mapSize = 16 << 20
+        environment = try Environment(path: path, options: options)
+    }
+
+    private static let sessions = "sessions"   // secret hash (hex) → session JSON
+    private static let devices = "devices"     // device id → last connected (ISO-8601)
+
+    /// Records a new session under the hash of its secret.
+    func add(_ session: Session, secretHash: Digest) throws {
+        try environment.write { txn in
+            let db = try txn.openDatabase(Self.sessions)!
+            try txn.put(db, key: Array(secretHash.hex.utf8), value: Array(session.json.serialized().utf8))
+        }
+    }
+
+    func session(secretHash: Digest) throws -> Session? {
+        try environment.read { txn in
+            guard let db = try txn.openDatabase(Self.sessions, create: false),
+                  let bytes = try txn.get(db, key: Array(secretHash.hex.utf8)) else { return nil }
+            return try Session(json: try JSONParser.parse(bytes))
+        }
+    }
+
+    /// Ends every live session of `device` (all but `except`); returns how many.
+    @discardableResult
+    func revoke(device: String, except: String? = nil, at now: Timestamp) throws -> Int {
+        try environment.write { txn in
+            let db = try txn.openDatabase(Self.sessions)!
+            var changed: [([UInt8], Session)] = []
+            try txn.scan(db) { k, v in
+                var s = try Session(json: try JSONParser.parse(Array(v)))
+                if s.device == device, s.id != except, s.revokedAt == nil {
+                    s.revokedAt = now
+                    changed.append((Array(k), s))
+                }
+                return true
+            }
+            for (k, s) in changed { try txn.put(db, key: k, value: Array(s.json.serialized().utf8)) }
+            return changed.count
+        }
+    }
+
+    /// Ends every live session of `person`'s devices but `keep`'s session ("sign out everywhere else").
+    func revokeOthers(person: String, keep sessionId: String?, at now: Timestamp) throws -> Int {
+        try environment.write { txn in
+            let db = try txn.openDatabase(Self.sessions)!
+            var changed: [([UInt8], Session)] = []
+            try txn.scan(db) { k, v in
+                var s = try Session(json: try JSONParser.parse(Array(v)))
+                if s.person == person, s.id != sessionId, s.revokedAt == nil {
+                    s.revokedAt = now
+                    changed.append((Array(k), s))
+                }
+                return true
+            }
+            for (k, s) in changed { try txn.put(db, key: k, value: Array(s.json.serialized().utf8)) }
+            return changed.count
+        }
+    }
+
+    func markConnected(device: String, at now: Timestamp) throws {
+        try environment.write { txn in
+            try txn.put(try txn.openDatabase(Self.devices)!, key: Array(device.utf8), value: Array(now.iso8601.utf8))
+        }
+    }
+
+    func lastConnected(device: String) throws -> Timestamp? {
+        try environment.read { txn in
+            guard let db = try txn.openDatabase(Self.devices, create: false),
+                  let bytes = try txn.get(db, key: Array(device.utf8)) else { return nil }
+            return Timestamp(iso8601: String(decoding: bytes, as: UTF8.self))
+        }
+    }
+}

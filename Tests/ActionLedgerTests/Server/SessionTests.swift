@@ -1,0 +1,62 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+@testable import ActionLedger
+@testable import LedgerServer
+
+/// Device sessions: a keyed device signs a challenge instead of carrying a copied secret;
+/// revoking a device through the API needs its person's user-verified key.
+@Suite struct SessionTests {
+    /// Asks for a challenge for `device` and signs it with `key`: the body of the follow-up request.
+    static func signedChallenge(_ client: some TestClientProtocol, _ device: String, _ pem: String,
+                                purpose: String = "session", target: String? = nil) async throws -> String {
+        let body = target.map { #"{"device": "\#(device)", "purpose": "\#(purpose)", "target": "\#($0)"}"# }
+            ?? #"{"device": "\#(device)", "purpose": "\#(purpose)"}"#
+        let challenge = try await client.call(.post, "/v1/sessions/challenge", json: body)
+        guard case .string(let id)? = challenge.json["challenge_id"], case .string(let hex)? = challenge.json["statement_hex"],
+              let statement = Hex.decode(hex) else { throw LedgerError(.invalidInput, "no challenge: \(challenge.text)") }
+        let signature = Data(try P256Signature.sign(statement, pemPrivateKey: pem).signature).base64EncodedString()
+        return #"{"challenge_id": "\#(id)", "signature": "\#(signature)"}"#
+    }
+
+    @Test func aKeyedDeviceSignsInAndItsSessionActsAsIt() async throws {
+        let key = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: key)
+        let pem = key.pem
+        try await h.test { client in
+            #expect(try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "phone-1"}"#).code == "bad_proof")
+            let body = try await Self.signedChallenge(client, "laptop-1", pem)
+            let session = try await client.call(.post, "/v1/sessions", json: body)
+            #expect(session.status == .created)
+            // A challenge answers once.
+            #expect(try await client.call(.post, "/v1/sessions", json: body).status == .unauthorized)
+            guard case .string(let token)? = session.json["token"] else { Issue.record("no token"); return }
+            #expect(token.hasPrefix("als_"))
+            let devices = try await client.call(.get, "/v1/devices", token: token)
+            #expect(devices.status == .ok && devices.text.contains("phone-1") && !devices.text.contains("tablet-9"))
+            let forged = try await client.call(.post, "/v1/sessions",
+                                               json: try await Self.signedChallenge(client, "laptop-1", TestDeviceKey().pem))
+            #expect(forged.status == .forbidden && forged.code == "bad_proof")
+        }
+    }
+
+    @Test func revokingADeviceNeedsTheUserVerifiedKeyOfItsPerson() async throws {
+        let key = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: key)
+        let pem = key.pem
+        try await h.test { client in
+            let unsigned = try await client.call(.post, "/v1/devices/phone-1/revoke", token: h.laptop, json: "{}")
+            #expect(unsigned.status == .badRequest)
+            let body = try await Self.signedChallenge(client, "laptop-1", pem, purpose: "revoke", target: "phone-1")
+            // The phone's token cannot use the laptop's signature.
+            #expect(try await client.call(.post, "/v1/devices/phone-1/revoke", token: h.phone, json: body).status == .forbidden)
+            let again = try await Self.signedChallenge(client, "laptop-1", pem, purpose: "revoke", target: "phone-1")
+            let revoked = try await client.call(.post, "/v1/devices/phone-1/revoke", token: h.laptop, json: again)
+            #expect(revoked.status == .ok)
+            #expect(try h.ledger.read { try $0.deviceState("phone-1")?.revokedAt } != nil)
+            #expect(try await client.call(.get, "/v1/today", token: h.phone).code == "device_revoked")
+        }
+    }
+}
+
