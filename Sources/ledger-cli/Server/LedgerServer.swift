@@ -36,6 +36,7 @@ public final class LedgerServer: Sendable {
     let tickets = Locked([String: (identity: Identity, expiresAt: Timestamp)]())
     let challenges = Locked([String: (device: String, purpose: Purpose, statement: [UInt8], expiresAt: Timestamp)]())
     let logger: Logger
+    let metrics = ServerMetrics()
 
     /// Opens the server's side of `ledger` (at `storePath`): its session file beside the store.
     public init(ledger: Ledger, storePath: String, configuration: Configuration) throws {
@@ -60,10 +61,16 @@ public final class LedgerServer: Sendable {
     /// The routes, with problem documents for every refusal and the caller's identity in the context.
     public func router() -> Router<APIContext> {
         let router = Router(context: APIContext.self)
+        router.add(middleware: MetricsMiddleware(metrics: metrics))
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: AuthMiddleware(authenticator: authenticator, clock: configuration.clock))
         router.get("/healthz") { _, _ in
             LedgerServer.json(["status": "ok"])
+        }
+        router.get("/metrics") { _, _ in
+            self.metrics.openStreams.record(self.hub.openStreams)
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                            body: .init(byteBuffer: ByteBuffer(string: self.metrics.text)))
         }
         addActionRoutes(router)
         addReadRoutes(router)

@@ -21,6 +21,11 @@ import Testing
             #expect(missing.status == .notFound && missing.code == "not_found")
             let bad = try await client.call(.post, "/v1/actions", token: h.specialist, json: "{\"action_id\": 7}")
             #expect(bad.status == .badRequest && bad.code == "invalid_input")
+            #expect(try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("m1")).status == .created)
+            let metrics = try await client.call(.get, "/metrics")
+            #expect(metrics.status == .ok && metrics.text.contains("ledger_commands_committed_total 1"))
+            #expect(metrics.text.contains(#"ledger_http_requests_total{route="/v1/actions",method="POST",status="400"} 1"#))
+            #expect(metrics.text.contains("ledger_http_request_duration_seconds_bucket"))
         }
     }
 

@@ -74,6 +74,7 @@ extension LedgerServer {
     func run(_ request: CommandRequest, status: HTTPResponse.Status = .ok) async throws -> Response {
         let ledger = self.ledger
         let result = try await Blocking.run { try ledger.execute(request) }
+        if !result.replayed && !result.events.isEmpty { metrics.commits.increment() }
         let policy = try ledger.read { r in try result.action.map { try r.policy(org: $0.org) } ?? r.policy() }
         var headers: HTTPFields = [:]
         if result.replayed { headers[.idempotentReplayed] = "true" }
