@@ -49,6 +49,8 @@ struct Fields {
 /// Query parameters, read the same way.
 struct Query {
     let request: Request
+    /// The largest seq a query takes: 2^53 − 1, exact in every JSON client.
+    static let maxSeq = 9_007_199_254_740_991
 
     func string(_ key: String) -> String? { request.uri.queryParameters.get(key) }
 

@@ -67,6 +67,12 @@ public final class LedgerServer: Sendable {
         router.get("/healthz") { _, _ in
             LedgerServer.json(["status": "ok"])
         }
+        router.get("/openapi.yaml") { _, _ in
+            guard let data = OpenAPIDocument.load() else {
+                throw Problem(.notFound, "not_found", "no copy of openapi.yaml found (set LEDGER_OPENAPI)")
+            }
+            return Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        }
         router.get("/metrics") { _, _ in
             self.metrics.openStreams.record(self.hub.openStreams)
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],

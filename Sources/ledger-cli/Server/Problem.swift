@@ -12,6 +12,8 @@ struct Problem: HTTPResponseError {
     var extra: JSONObject = JSONObject()
     /// Seconds for `Retry-After` (503 `busy`, `projection_stale`).
     var retryAfter: Int?
+    /// `Allow` for a 405.
+    var allow: String?
 
     init(_ status: HTTPResponse.Status, _ code: String, _ detail: String, extra: JSONObject = JSONObject()) {
         self.status = status
@@ -55,6 +57,7 @@ struct Problem: HTTPResponseError {
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/problem+json"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if let allow { headers[.allow] = allow }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: json.serialized())))
     }
 }
@@ -73,6 +76,14 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let e as LMDBError {
             context.logger.error("storage error", metadata: ["error": "\(e)"])
             return try Problem(.internalServerError, "storage_error", "storage error").response(from: request, context: context)
+        } catch let e as HTTPError where e.status == .notFound {
+            // A known path with another method: 405 with the methods it has.
+            if let allowed = RouteTable.methods(for: request.uri.path) {
+                var p = Problem(.methodNotAllowed, "method_not_allowed", "\(request.method.rawValue) is not allowed here; use \(allowed)")
+                p.allow = allowed
+                return try p.response(from: request, context: context)
+            }
+            return try Problem(.notFound, "not_found", "no such endpoint").response(from: request, context: context)
         } catch let e as HTTPError {
             let code = switch e.status {
             case .notFound: "not_found"
@@ -85,5 +96,26 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             context.logger.error("unexpected error", metadata: ["error": "\(error)"])
             return try Problem(.internalServerError, "internal_error", "internal error").response(from: request, context: context)
         }
+    }
+}
+
+/// Every route's path pattern and methods: what a 405 names in `Allow` (Specs/openapi.yaml lists the same).
+enum RouteTable {
+    static let routes: [(pattern: [Substring], methods: String)] = [
+        ("/healthz", "GET"), ("/metrics", "GET"), ("/openapi.yaml", "GET"),
+        ("/v1/actions", "POST"), ("/v1/actions/*", "GET"), ("/v1/actions/*/statement", "GET"),
+        ("/v1/actions/*/review", "POST"), ("/v1/actions/*/confirm", "POST"), ("/v1/actions/*/approve", "POST"),
+        ("/v1/actions/*/dismiss", "POST"), ("/v1/actions/*/edit", "POST"), ("/v1/actions/*/hold", "POST"),
+        ("/v1/actions/*/outcome", "POST"), ("/v1/today", "GET"), ("/v1/devices", "GET"), ("/v1/devices/*/revoke", "POST"),
+        ("/v1/audit/actions/*", "GET"), ("/v1/audit/devices/*", "GET"), ("/v1/audit/autoshipped", "GET"),
+        ("/v1/audit/replay", "GET"), ("/v1/events", "GET"), ("/v1/streams/tickets", "POST"),
+        ("/v1/sessions/challenge", "POST"), ("/v1/sessions", "POST"), ("/v1/sessions/sign-out-others", "POST"),
+    ].map { ($0.0.split(separator: "/"), $0.1) }
+
+    static func methods(for path: String) -> String? {
+        let parts = path.split(separator: "/")
+        return routes.first { r in
+            r.pattern.count == parts.count && zip(r.pattern, parts).allSatisfy { $0 == "*" || $0 == $1 }
+        }?.methods
     }
 }

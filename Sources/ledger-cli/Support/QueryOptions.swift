@@ -31,7 +31,8 @@ struct WindowOptions: ParsableArguments {
         if from == nil, to == nil {
             return defaultSince.map { .last($0, before: now) } ?? .all
         }
-        let start = try from.map { try Clock.parse($0, option: "--from") } ?? TimeWindow.all.from
+        // The engine's earliest time, not `Int64.min`: the JSON prints the window's start.
+        let start = try from.map { try Clock.parse($0, option: "--from") } ?? TimeRules.earliest
         let end = try to.map { try Clock.parse($0, option: "--to") } ?? now.adding(milliseconds: 1)
         guard start < end else { throw LedgerError(.invalidInput, "--from \(start.iso8601) is not before --to \(end.iso8601)") }
         return TimeWindow(from: start, to: end)

@@ -23,6 +23,8 @@ extension LedgerServer {
             router.post("/v1/actions/:id/\(step.rawValue)") { request, context in
                 let who = try context.require(.device)
                 let id = try context.parameters.require("id")
+                // An unknown action is named before the body is judged: a retry learns the real problem.
+                _ = try self.action(id, visibleTo: nil, org: who.org)
                 let f = try Fields(try await LedgerServer.body(request, context),
                                    allowed: ["user_verified", "proof", "claimed_at", "content_hash", "reason", "text", "until"])
                 let seen = try LedgerServer.seenContent(request, f)
@@ -55,11 +57,10 @@ extension LedgerServer {
         router.post("/v1/actions/:id/outcome") { request, context in
             let who = try context.require(.specialist)
             let id = try context.parameters.require("id")
+            let state = try self.action(id, visibleTo: nil, org: who.org)
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["status", "outcome"])
             let status = try f.require("status", f.string)
             guard status == "executed" || status == "failed" else { throw Problem.invalid("status: expected executed or failed", field: "status") }
-            let state = try self.ledger.read { try $0.actionState(id) }
-            guard let state, state.org == who.org else { throw LedgerError(.unknownAction, "no action \(id)", details: ["action_id": .string(id)]) }
             guard state.proposal.specialist.agent == who.subject else {
                 throw Problem.forbidden("action \(id) was proposed by another agent; only its proposer records its outcome")
             }
@@ -80,6 +81,15 @@ extension LedgerServer {
         if result.replayed { headers[.idempotentReplayed] = "true" }
         if let a = result.action { headers[.eTag] = "\"\(a.contentHash.hex)\"" }
         return LedgerServer.json(result.json(now: request.now, policy: policy), status: status, headers: headers)
+    }
+
+    /// The action `id` of `org` (and visible to `who`, when given).
+    /// - throws: `unknown_action` otherwise, so nothing about other orgs' actions leaks.
+    func action(_ id: String, visibleTo who: Identity?, org: String) throws -> ActionState {
+        guard let s = try ledger.read({ try $0.actionState(id) }), s.org == org, who.map({ Self.sees($0, s) }) ?? true else {
+            throw LedgerError(.unknownAction, "no action \(id)", details: ["action_id": .string(id)])
+        }
+        return s
     }
 
     /// `Idempotency-Key`: the command id (an identifier, Specs/events.md).

@@ -23,6 +23,7 @@ extension LedgerServer {
         router.get("/v1/actions/:id/statement") { request, context in
             let who = try context.require(.device)
             let id = try context.parameters.require("id")
+            _ = try self.action(id, visibleTo: who, org: who.org)
             let q = Query(request: request)
             guard let step = q.string("step").flatMap(Statement.Step.init(rawValue:)) else {
                 throw Problem.invalid("step: expected review, confirm, approve, dismiss, edit or hold", field: "step")
@@ -70,6 +71,7 @@ extension LedgerServer {
             let records = try self.ledger.query { try $0.devices(person: who.person) }.filter { $0.org == who.org }
             return LedgerServer.json(["devices": .array(try records.map { d in
                 guard case .object(var o) = d.json else { return d.json }
+                o["org"] = .string(d.org)
                 o["connected"] = .bool(self.hub.isConnected(d.device))
                 o["last_connected_at"] = try self.sessions.lastConnected(device: d.device).map { .string($0.iso8601) } ?? .null
                 o["last_tap_at"] = d.lastSeen.map { .string($0.iso8601) } ?? .null
@@ -115,7 +117,7 @@ extension LedgerServer {
         }
         router.get("/v1/audit/replay") { request, context in
             _ = try context.require(.auditor)
-            let from = UInt64(try Query(request: request).int("from", default: 1, in: 1...Int.max))
+            let from = UInt64(try Query(request: request).int("from", default: 1, in: 1...Query.maxSeq))
             let ledger = self.ledger
             // A whole-log pass: on a Dispatch thread, like the commands.
             let report = try await Blocking.run { try ledger.replayDecisions(from: from) }
@@ -123,13 +125,21 @@ extension LedgerServer {
         }
     }
 
-    /// `since=24h`, or `from`/`to` (ISO-8601); `defaultSince` when none is given (nil: all time).
+    /// `since=24h` (which wins over `from`/`to`), or `from`/`to` (ISO-8601), as the CLI's
+    /// `--since`/`--from`/`--to`; `defaultSince` when none is given (nil: all time). An open start is the engine's
+    /// earliest time (2000-01-01), never `Int64.min`, which no time format can print.
     func window(_ q: Query, defaultSince: Int64?) throws -> TimeWindow {
         let now = try self.now()
-        if let since = try q.duration("since") { return .last(since, before: now) }
         let from = try q.time("from"), to = try q.time("to")
-        if from == nil, to == nil, let d = defaultSince { return .last(d, before: now) }
-        return TimeWindow(from: from ?? TimeWindow.all.from, to: to ?? TimeWindow.all.to)
+        if let since = try q.duration("since") {
+            let w = TimeWindow.last(min(since, now.milliseconds - TimeRules.earliest.milliseconds), before: now)
+            return TimeWindow(from: max(w.from, TimeRules.earliest), to: w.to)
+        }
+        if from == nil, to == nil {
+            return defaultSince.map { .last($0, before: now) } ?? TimeWindow(from: TimeRules.earliest, to: TimeRules.latest)
+        }
+        // A window ending before it starts is empty, not an error: its listing is empty.
+        return TimeWindow(from: from ?? TimeRules.earliest, to: to ?? now.adding(milliseconds: 1))
     }
 
     /// Whether `who` may read action `s`: its person's devices, its proposing agent, its org's auditors.

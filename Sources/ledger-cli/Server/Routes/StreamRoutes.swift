@@ -41,7 +41,7 @@ extension LedgerServer {
                 guard let n = UInt64(last.trimmingCharacters(in: .whitespaces)) else { throw Problem.invalid("Last-Event-ID: expected a seq", field: "Last-Event-ID") }
                 from = n + 1
             } else if q.string("from") != nil {
-                from = UInt64(try q.int("from", default: 1, in: 1...Int(Int64.max / 2)))
+                from = UInt64(try q.int("from", default: 1, in: 1...Query.maxSeq))
             }
             if request.headers[.accept]?.contains("application/x-ndjson") == true {
                 return self.catchUp(who, from: from ?? 1, to: head)
