@@ -52,6 +52,33 @@ final class SessionStore: Sendable {
 
     private static let sessions = "sessions"   // secret hash (hex) → session JSON
     private static let devices = "devices"     // device id → last connected (ISO-8601)
+    private static let responses = "responses" // command id → the response its first run got
+
+    /// What a command's first run answered, for its replays (`Idempotency-Key`).
+    struct StoredResponse: Sendable {
+        var status: Int
+        var etag: String?
+        var body: JSON
+    }
+
+    func keep(_ r: StoredResponse, commandId: String) throws {
+        let record: JSON = ["status": .number(Double(r.status)), "etag": r.etag.map(JSON.string) ?? .null, "body": r.body]
+        try environment.write { txn in
+            try txn.put(try txn.openDatabase(Self.responses)!, key: Array(commandId.utf8), value: Array(record.serialized().utf8))
+        }
+    }
+
+    func response(commandId: String) throws -> StoredResponse? {
+        try environment.read { txn in
+            guard let db = try txn.openDatabase(Self.responses, create: false),
+                  let bytes = try txn.get(db, key: Array(commandId.utf8)) else { return nil }
+            let o = try JSONParser.parse(bytes)
+            guard case .number(let status)? = o["status"], let body = o["body"] else { return nil }
+            var etag: String?
+            if case .string(let e)? = o["etag"] { etag = e }
+            return StoredResponse(status: Int(status), etag: etag, body: body)
+        }
+    }
 
     /// Records a new session under the hash of its secret.
     func add(_ session: Session, secretHash: Digest) throws {

@@ -72,15 +72,32 @@ extension LedgerServer {
 
     /// Runs one command on the writer and answers with its result: `status` for a new
     /// result, the same for a replay (with `Idempotent-Replayed: true`).
+    ///
+    /// The engine judges whether a command id is a replay (same command, same device); the
+    /// response it first got is kept in the session file, so a replay gets exactly the
+    /// original body (a replay of a command first made through the CLI gets the result as
+    /// the engine replays it).
     func run(_ request: CommandRequest, status: HTTPResponse.Status = .ok) async throws -> Response {
-        let ledger = self.ledger
+        let ledger = self.ledger, sessions = self.sessions
         let result = try await Blocking.run { try ledger.execute(request) }
+        if result.replayed, let stored = try sessions.response(commandId: request.commandId) {
+            var headers: HTTPFields = [.idempotentReplayed: "true"]
+            if let etag = stored.etag { headers[.eTag] = etag }
+            return LedgerServer.json(stored.body, status: .init(code: stored.status), headers: headers)
+        }
         if !result.replayed && !result.events.isEmpty { metrics.commits.increment() }
         let policy = try ledger.read { r in try result.action.map { try r.policy(org: $0.org) } ?? r.policy() }
         var headers: HTTPFields = [:]
-        if result.replayed { headers[.idempotentReplayed] = "true" }
-        if let a = result.action { headers[.eTag] = "\"\(a.contentHash.hex)\"" }
-        return LedgerServer.json(result.json(now: request.now, policy: policy), status: status, headers: headers)
+        let etag = result.action.map { "\"\($0.contentHash.hex)\"" }
+        if let etag { headers[.eTag] = etag }
+        let body = result.json(now: request.now, policy: policy)
+        if result.replayed {
+            headers[.idempotentReplayed] = "true"
+        } else {
+            let id = request.commandId
+            try await Blocking.run { try sessions.keep(SessionStore.StoredResponse(status: status.code, etag: etag, body: body), commandId: id) }
+        }
+        return LedgerServer.json(body, status: status, headers: headers)
     }
 
     /// The action `id` of `org` (and visible to `who`, when given).
