@@ -17,6 +17,12 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("allow-remote"), help: "Allow a non-loopback address (put a TLS-terminating proxy in front).")
     var allowRemote = false
 
+    @Option(name: .customLong("cors-origin"), help: "A web-companion origin allowed by CORS (repeatable), e.g. https://app.example.com.")
+    var corsOrigins: [String] = []
+
+    @Option(name: .customLong("rate-limit"), help: "Requests per second each token may make (bursts of twice that); 429 beyond.")
+    var rateLimit: Double = 50
+
     func run() async throws {
         do {
             try Arguments.checkUTF8()
@@ -42,6 +48,10 @@ struct Serve: AsyncParsableCommand {
         configuration.host = host
         configuration.port = port
         configuration.allowRemote = allowRemote
+        guard rateLimit > 0 else { throw LedgerError(.invalidInput, "--rate-limit must be positive", details: ["field": "rate-limit"]) }
+        configuration.rateLimit = rateLimit
+        configuration.rateBurst = rateLimit * 2
+        configuration.corsOrigins = Set(corsOrigins)
         let server = try LedgerServer(ledger: ledger, storePath: path, configuration: configuration)
         let shown = host.contains(":") ? "[\(host)]" : host
         try await server.run { port in

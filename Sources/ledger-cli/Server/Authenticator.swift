@@ -74,6 +74,7 @@ final class Authenticator: Sendable {
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = APIContext
     let authenticator: Authenticator
+    let limiter: RateLimiter
     let clock: @Sendable () throws -> Timestamp
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
@@ -82,7 +83,13 @@ struct AuthMiddleware: RouterMiddleware {
             throw Problem.unauthorized("expected Authorization: Bearer <token>")
         }
         var context = context
-        context.identity = try authenticator.identify(secret: secret, now: try clock())
+        let identity = try authenticator.identify(secret: secret, now: try clock())
+        if let wait = limiter.take(identity.id) {
+            var p = Problem(.tooManyRequests, "rate_limited", "this token is over its rate limit; retry in \(wait) s")
+            p.retryAfter = wait
+            throw p
+        }
+        context.identity = identity
         return try await next(request, context)
     }
 }

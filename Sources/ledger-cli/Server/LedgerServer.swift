@@ -22,6 +22,11 @@ public final class LedgerServer: Sendable {
         public var heartbeat: Duration = .seconds(15)
         /// The engine clock: the system time, or `LEDGER_NOW` for a store on a test clock.
         public var clock: @Sendable () throws -> Timestamp
+        /// Requests per second each token may make (its bucket holds `rateBurst`); 429 beyond.
+        public var rateLimit: Double = 50
+        public var rateBurst: Double = 100
+        /// Web-companion origins allowed by CORS (e.g. `https://app.example.com`).
+        public var corsOrigins: Set<String> = []
         /// Device sessions' lifetime.
         public var sessionLifetime: Int64 = 30 * Timestamp.day
 
@@ -37,6 +42,7 @@ public final class LedgerServer: Sendable {
     let challenges = Locked([String: (device: String, purpose: Purpose, statement: [UInt8], expiresAt: Timestamp)]())
     let logger: Logger
     let metrics = ServerMetrics()
+    let limiter: RateLimiter
 
     /// Opens the server's side of `ledger` (at `storePath`): its session file beside the store.
     public init(ledger: Ledger, storePath: String, configuration: Configuration) throws {
@@ -46,6 +52,7 @@ public final class LedgerServer: Sendable {
         }
         self.ledger = ledger
         self.configuration = configuration
+        limiter = RateLimiter(rate: configuration.rateLimit, burst: configuration.rateBurst)
         sessions = try SessionStore(path: SessionStore.path(beside: storePath))
         authenticator = Authenticator(ledger: ledger, sessions: sessions)
         hub = try EventHub(ledger: ledger, pollInterval: configuration.pollInterval, heartbeat: configuration.heartbeat)
@@ -62,8 +69,10 @@ public final class LedgerServer: Sendable {
     public func router() -> Router<APIContext> {
         let router = Router(context: APIContext.self)
         router.add(middleware: MetricsMiddleware(metrics: metrics))
+        // CORS outside the problem documents, so refusals carry its headers too.
+        router.add(middleware: CORSMiddleware(origins: configuration.corsOrigins))
         router.add(middleware: ProblemMiddleware())
-        router.add(middleware: AuthMiddleware(authenticator: authenticator, clock: configuration.clock))
+        router.add(middleware: AuthMiddleware(authenticator: authenticator, limiter: limiter, clock: configuration.clock))
         router.get("/healthz") { _, _ in
             LedgerServer.json(["status": "ok"])
         }

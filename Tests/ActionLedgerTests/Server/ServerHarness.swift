@@ -19,7 +19,7 @@ final class ServerHarness: @unchecked Sendable {
 
     static func systemNow() -> Timestamp { Timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)) }
 
-    init(keyedLaptop: TestDeviceKey? = nil) throws {
+    init(keyedLaptop: TestDeviceKey? = nil, rateLimit: Double = 1000) throws {
         temp = try TempLedger()
         let l = temp.ledger!
         let now = Self.systemNow()
@@ -46,6 +46,9 @@ final class ServerHarness: @unchecked Sendable {
         configuration.port = 0
         configuration.pollInterval = .milliseconds(10)
         configuration.heartbeat = .milliseconds(300)
+        configuration.rateLimit = rateLimit
+        configuration.rateBurst = rateLimit
+        configuration.corsOrigins = ["https://app.example.com"]
         server = try LedgerServer(ledger: l, storePath: temp.path, configuration: configuration)
     }
 

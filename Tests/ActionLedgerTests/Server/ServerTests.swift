@@ -115,4 +115,24 @@ import Testing
             #expect(refused.status == .forbidden && refused.code == "device_revoked")
         }
     }
+
+    @Test func rateLimitsAndCORS() async throws {
+        let h = try ServerHarness(rateLimit: 3)
+        try await h.test { client in
+            var statuses: [HTTPResponse.Status] = []
+            for _ in 0..<5 { statuses.append(try await client.call(.get, "/v1/today", token: h.phone).status) }
+            #expect(statuses.prefix(3).allSatisfy { $0 == .ok } && statuses.last == .tooManyRequests)
+            let limited = try await client.call(.get, "/v1/today", token: h.phone)
+            #expect(limited.code == "rate_limited" && limited.headers[.retryAfter] != nil)
+            // Another token has its own bucket.
+            #expect(try await client.call(.get, "/v1/today", token: h.laptop).status == .ok)
+            let preflight = try await client.call(.options, "/v1/actions/a1/approve",
+                                                  headers: [.origin: "https://app.example.com", .accessControlRequestMethod: "POST"])
+            #expect(preflight.status == .noContent && preflight.headers[.accessControlAllowOrigin] == "https://app.example.com")
+            let refused = try await client.call(.get, "/v1/today", headers: [.origin: "https://app.example.com"])
+            #expect(refused.status == .unauthorized && refused.headers[.accessControlAllowOrigin] == "https://app.example.com")
+            let stranger = try await client.call(.get, "/healthz", headers: [.origin: "https://evil.example"])
+            #expect(stranger.headers[.accessControlAllowOrigin] == nil)
+        }
+    }
 }
