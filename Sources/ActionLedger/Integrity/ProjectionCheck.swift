@@ -34,7 +34,8 @@ extension Ledger {
                 let head = try reader.head().seq
                 for p in registry.projections {
                     // The live state at the head: stored entries with the tail folded in memory.
-                    let recorded = head == 0 ? .zero : try registry.readStore(p.name, reader: reader, head: head, digest: true).digest
+                    let live = head == 0 ? nil : try registry.readStore(p.name, reader: reader, head: head, digest: true)
+                    let recorded = try live.map { $0.digest.adding(try $0.postingsDigest()) } ?? .zero
                     // A scratch generation no live or rebuild state uses; dropped with the abort.
                     let scratch = ProjectionMeta(version: p.version, generation: 0xFF, checkpoint: 0, digest: .zero)
                     guard let store = try registry.store(for: p, meta: scratch, in: txn) else { continue }
@@ -43,8 +44,9 @@ extension Ledger {
                         try ProjectionRegistry.apply(stored.event, p, store)
                         return true
                     }
-                    guard store.digest == recorded else {
-                        throw Self.projectionFailure(p.name, "folding the log from scratch gives digest \(store.digest.hex), "
+                    let refolded = store.digest.adding(try store.postingsDigest())
+                    guard refolded == recorded else {
+                        throw Self.projectionFailure(p.name, "folding the log from scratch gives digest \(refolded.hex), "
                             + "the stored state (with the log's tail folded in) has \(recorded.hex)")
                     }
                 }

@@ -10,6 +10,13 @@ public protocol Projection: Sendable {
     var version: UInt32 { get }
     /// Its logical databases; ``ProjectionStore`` methods take an index into this list.
     var databases: [String] { get }
+    /// Its posting families (pointer lists; see `ProjectionStore+Postings.swift`), in
+    /// ``ProjectionStore/post(_:_:at:seq:)``'s family order. None by default.
+    var postings: [String] { get }
     /// Folds one event into the store.
     func apply(_ event: Event, to store: ProjectionStore) throws
+}
+
+extension Projection {
+    public var postings: [String] { [] }
 }

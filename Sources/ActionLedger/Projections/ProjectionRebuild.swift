@@ -33,6 +33,9 @@ public struct RebuildResult: Sendable {
     /// The generation now live (after a swap), or the shadow's (with verify).
     public var generation: UInt8
     public var checkpoint: UInt64
+    /// The digest of the rebuilt entries; with verify, of its entries and postings (what
+    /// `liveDigest` is compared with). A swap skips hashing the postings: they are many,
+    /// and a fold derived them from the log just now.
     public var digest: Digest
     /// Where this run started: 0 for a fresh build, the shadow checkpoint when it resumed.
     public var resumedFrom: UInt64
@@ -239,6 +242,7 @@ struct ShadowBuild {
                                    checkpoint: shadow.checkpoint, digest: shadow.digest,
                                    resumedFrom: resumed[p.name] ?? 0, swapped: false)
         let comparison = try ProjectionComparison.compare(p, registry: registry, shadow: shadow, in: txn)
+        result.digest = comparison.shadowDigest
         result.liveDigest = comparison.liveDigest
         result.difference = comparison.difference
         return result

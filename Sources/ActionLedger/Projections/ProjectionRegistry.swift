@@ -68,9 +68,16 @@ public struct ProjectionRegistry: Sendable {
                parallelDigest: Bool = false) throws -> ProjectionStore? {
         let full = ProjectionMeta.databaseName(projection.name, generation: meta.generation)
         guard let db = try txn.openDatabase(full, create: !txn.isReadOnly) else { return nil }
+        var postings: Database?
+        if !projection.postings.isEmpty {
+            postings = try txn.openDatabase(full + "/postings", create: !txn.isReadOnly, postings: true)
+            // A read-only snapshot of a store whose postings were never written: no lists yet.
+            if postings == nil, !txn.isReadOnly { return nil }
+        }
         return ProjectionStore(txn: txn, database: db, databaseCount: projection.databases.count,
                                generation: meta.generation, name: projection.name, checkpoint: meta.checkpoint,
-                               digest: meta.digest, parallelDigest: parallelDigest)
+                               digest: meta.digest, parallelDigest: parallelDigest, postingDatabase: postings,
+                               log: try LogDatabases.open(txn).map { LogReader(txn: txn, dbs: $0) })
     }
 
     /// The live stores of every projection, creating empty ones the first time.
@@ -110,7 +117,8 @@ public struct ProjectionRegistry: Sendable {
         guard stored.checkpoint < head else { return stored }
         let replay = ProjectionStore(txn: reader.txn, database: stored.database, databaseCount: stored.databaseCount,
                                      generation: stored.generation, name: stored.name, checkpoint: stored.checkpoint,
-                                     digest: stored.digest, overlay: ProjectionOverlay(), tracksDigest: digest)
+                                     digest: stored.digest, overlay: ProjectionOverlay(), tracksDigest: digest,
+                                     postingDatabase: stored.postingDatabase, log: reader)
         try Self.foldTail(p, replay, reader, through: head)
         return replay
     }

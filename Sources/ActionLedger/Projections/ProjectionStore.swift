@@ -6,6 +6,10 @@
 /// it touched, and each touched tree costs its own branch pages and catalogue record, so one
 /// tree per projection (rather than one per index) keeps a durable commit's writes small.
 ///
+/// Posting lists (``Projection/postings``) live beside it, in `p/NAME/GEN/postings`: see
+/// `ProjectionStore+Postings.swift`. They hold pointers (time ‖ seq) only and are not in
+/// the running digest; `postingsDigest()` hashes them when a check needs it.
+///
 /// The digest is a multiset hash: the lane-wise sum of SHA-256(db index ‖ key length ‖
 /// key ‖ value) over every entry (logical db and key, without the range byte). A put
 /// subtracts the old entry's hash and adds the new one, so the digest always equals a
@@ -35,10 +39,16 @@ public final class ProjectionStore {
     let overlay: ProjectionOverlay?
     /// False for a query's replay, which needs no digest: skips hashing every write.
     let tracksDigest: Bool
+    /// The posting lists' database (`MDB_DUPSORT | MDB_DUPFIXED`); nil for a projection without any.
+    let postingDatabase: Database?
+    /// The log, for folds that describe an event by its action's proposal.
+    var log: LogReader?
+    /// Actions already described in this fold (bounded: see ``ActionInfo``).
+    var actionInfo: [String: ActionInfo] = [:]
 
     init(txn: Transaction, database: Database, databaseCount: Int, generation: UInt8, name: String,
          checkpoint: UInt64, digest: Digest, overlay: ProjectionOverlay? = nil, tracksDigest: Bool = true,
-         parallelDigest: Bool = false) {
+         parallelDigest: Bool = false, postingDatabase: Database? = nil, log: LogReader? = nil) {
         precondition(databaseCount <= 255, "a projection declares at most 255 logical databases")
         self.txn = txn
         self.database = database
@@ -50,6 +60,8 @@ public final class ProjectionStore {
         self.overlay = overlay
         self.tracksDigest = tracksDigest
         hasher = parallelDigest && tracksDigest ? DigestHasher() : nil
+        self.postingDatabase = postingDatabase
+        self.log = log
     }
 
     /// The stored key of `key` in logical database `db` (its range byte, then the key);
@@ -191,6 +203,7 @@ public final class ProjectionStore {
     func removeAll() throws {
         precondition(overlay == nil, "a replay never empties the stored projection")
         try txn.drop(database)
+        if let postingDatabase { try txn.drop(postingDatabase) }
         // Empty state, empty sum: cancel whatever the hasher has summed so far.
         running = hasher.map { Digest.zero.subtracting($0.total()) } ?? .zero
     }

@@ -161,13 +161,10 @@ extension ProjectionSnapshot {
     /// Auto-ships of `person` in `window`, counted by kind (kinds in name order).
     func autoShipCounts(person: String, window: TimeWindow) throws -> KindCounts {
         let store = try store("autoshipped")
-        let prefix = Keys.prefix(person)
-        var start = prefix
-        start.append(contentsOf: Keys.u64(ProjectionKeys.timeBits(window.from)))
         var counts: [String: Int] = [:]
-        try store.scan(AutoShippedProjection.byPerson, from: start) { k, v in
-            guard ProjectionKeys.has(k, prefix: prefix), ProjectionKeys.time(k, at: prefix.count) < window.to else { return false }
-            counts[String(decoding: v, as: UTF8.self), default: 0] += 1
+        try store.postings(AutoShippedProjection.byPerson, Array(person.utf8), from: .init(window.from, 0)) { p in
+            guard p.at < window.to else { return false }
+            counts[try autoShipRecord(p.seq).kind, default: 0] += 1
             return true
         }
         return counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
