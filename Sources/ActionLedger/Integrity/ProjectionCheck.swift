@@ -40,8 +40,8 @@ extension Ledger {
                     let scratch = ProjectionMeta(version: p.version, generation: 0xFF, checkpoint: 0, digest: .zero)
                     guard let store = try registry.store(for: p, meta: scratch, in: txn) else { continue }
                     try store.removeAll()
-                    try reader.forEach { stored in
-                        try ProjectionRegistry.apply(stored.event, p, store)
+                    try reader.forEachView { view, decode in
+                        try ProjectionRegistry.apply(view, p, store, decode: decode)
                         return true
                     }
                     let refolded = store.digest.adding(try store.postingsDigest())

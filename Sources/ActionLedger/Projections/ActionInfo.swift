@@ -47,23 +47,45 @@ extension LogReader {
     }
 }
 
-extension ProjectionStore {
-    /// Folds keep at most this many actions described in memory; past it the cache is
-    /// emptied (a fold's events mostly concern recent actions, so it refills cheaply).
-    static let actionInfoLimit = 4096
+/// What a fold files an action's later events under: its proposal's specialist name and surface.
+struct Filing {
+    var specialist: String
+    var surface: String
+}
 
-    /// `actionId`'s description for a fold: from this fold's cache, else from the log.
-    func describe(_ actionId: String) throws -> ActionInfo {
-        if let known = actionInfo[actionId] { return known }
+extension LogReader {
+    /// `actionId`'s filing, read from its proposal in place (no decode).
+    func filing(_ actionId: String) throws -> Filing {
+        guard let seq = try proposalSeq(of: actionId) else {
+            throw LedgerError(.projectionStale, "an event of action \(actionId), which was never proposed")
+        }
+        let filing = try withRawEvent(seq) { v -> Filing in
+            let view = try EventView(stored: v)
+            let f = try view.proposalFiling()
+            return Filing(specialist: view.string(f.specialist), surface: view.string(f.surface))
+        }
+        guard let filing else { throw LedgerError(.corruptEvent, "action_seqs names seq \(seq), which the log does not hold") }
+        return filing
+    }
+}
+
+extension ProjectionStore {
+    /// Folds keep at most this many actions' filings in memory; past it the cache is
+    /// emptied (a fold's events mostly concern recent actions, so it refills cheaply).
+    static let filingLimit = 4096
+
+    /// `actionId`'s filing for a fold: from this fold's cache, else from the log.
+    func filing(_ actionId: String) throws -> Filing {
+        if let known = filings[actionId] { return known }
         guard let log else { preconditionFailure("\(name) folds need the log") }
-        let info = try log.actionInfo(actionId)
-        remember(actionId, info)
-        return info
+        let filing = try log.filing(actionId)
+        remember(actionId, filing)
+        return filing
     }
 
     /// Caches a proposal just folded (its later events follow soon).
-    func remember(_ actionId: String, _ info: ActionInfo) {
-        if actionInfo.count >= Self.actionInfoLimit { actionInfo.removeAll(keepingCapacity: true) }
-        actionInfo[actionId] = info
+    func remember(_ actionId: String, _ filing: Filing) {
+        if filings.count >= Self.filingLimit { filings.removeAll(keepingCapacity: true) }
+        filings[actionId] = filing
     }
 }

@@ -15,6 +15,10 @@ public struct ActivityProjection: Projection {
         try store.post(0, event.person.utf8, at: event.at, seq: event.seq)
     }
 
+    public func apply(_ v: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
+        try store.post(0, v[v.person], at: v.at, seq: v.seq)
+    }
+
     static func summary(_ payload: Payload) -> String {
         switch payload {
         case .proposed(let p):

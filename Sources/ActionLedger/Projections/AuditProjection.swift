@@ -24,19 +24,49 @@ public struct AuditProjection: Projection {
         if let device = AuditEntry.device(of: event) { try store.post(Self.byDevice, device.utf8, at: at, seq: seq) }
         try store.post(Self.byTime, EmptyCollection(), at: at, seq: seq)
         if let id = event.actionId {
-            let info: ActionInfo
+            let filing: Filing
             if case .proposed(let p) = event.payload {
-                info = ActionInfo(seq: seq, p)
-                store.remember(id, info)
+                filing = Filing(specialist: p.specialist.name, surface: p.surface)
+                store.remember(id, filing)
             } else {
-                info = try store.describe(id)
+                filing = try store.filing(id)
             }
-            try store.post(Self.bySpecialist, info.specialist.name.utf8, at: at, seq: seq)
-            try store.post(Self.bySurface, info.surface.utf8, at: at, seq: seq)
+            try store.post(Self.bySpecialist, filing.specialist.utf8, at: at, seq: seq)
+            try store.post(Self.bySurface, filing.surface.utf8, at: at, seq: seq)
         }
         if case .policySet(let p) = event.payload {
             try store.insert(Self.policies, key: Keys.u64(seq), value: Keys.u64(UInt64(p.version)), append: true)
         }
+    }
+
+    /// The same fold read in place: only a `policy.set` is decoded.
+    public func apply(_ v: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
+        let at = v.at, seq = v.seq
+        try store.post(Self.byActor, v[v.actor], at: at, seq: seq)
+        switch v.type {
+        case .deviceLinked, .deviceRevoked: try store.post(Self.byDevice, v[try v.payloadString()], at: at, seq: seq)
+        default: if let d = v.device { try store.post(Self.byDevice, v[d], at: at, seq: seq) }
+        }
+        try store.post(Self.byTime, EmptyCollection(), at: at, seq: seq)
+        if let idRange = v.actionId {
+            let id = v.string(idRange)
+            if v.type == .actionProposed {
+                let f = try v.proposalFiling()
+                try store.post(Self.bySpecialist, v[f.specialist], at: at, seq: seq)
+                try store.post(Self.bySurface, v[f.surface], at: at, seq: seq)
+                store.remember(id, Filing(specialist: v.string(f.specialist), surface: v.string(f.surface)))
+            } else {
+                let filing = try store.filing(id)
+                try store.post(Self.bySpecialist, filing.specialist.utf8, at: at, seq: seq)
+                try store.post(Self.bySurface, filing.surface.utf8, at: at, seq: seq)
+            }
+        }
+        if v.type == .policySet { try apply(try decode(), policyOnly: store) }
+    }
+
+    private func apply(_ event: Event, policyOnly store: ProjectionStore) throws {
+        guard case .policySet(let p) = event.payload else { return }
+        try store.insert(Self.policies, key: Keys.u64(event.seq), value: Keys.u64(UInt64(p.version)), append: true)
     }
 
     /// The policy version in force at `seq`: that of the last `policy.set` at or before it (0 before any).

@@ -54,4 +54,10 @@ public struct AutoShippedProjection: Projection {
         try store.post(Self.byTime, EmptyCollection(), at: event.at, seq: event.seq)
         try store.post(Self.byPerson, event.person.utf8, at: event.at, seq: event.seq)
     }
+
+    public func apply(_ v: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
+        guard v.type == .actionAutoShipped else { return }
+        try store.post(Self.byTime, EmptyCollection(), at: v.at, seq: v.seq)
+        try store.post(Self.byPerson, v[v.person], at: v.at, seq: v.seq)
+    }
 }

@@ -15,8 +15,16 @@ public protocol Projection: Sendable {
     var postings: [String] { get }
     /// Folds one event into the store.
     func apply(_ event: Event, to store: ProjectionStore) throws
+    /// Folds one event read in place (rebuild, catch-up, a query's tail): must leave the
+    /// same state as ``apply(_:to:)``. `decode` gives the decoded event, decoded at most
+    /// once for all the projections; the default decodes and calls ``apply(_:to:)``.
+    func apply(_ view: EventView, to store: ProjectionStore, decode: () throws -> Event) throws
 }
 
 extension Projection {
     public var postings: [String] { [] }
+
+    public func apply(_ view: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
+        try apply(try decode(), to: store)
+    }
 }

@@ -178,9 +178,9 @@ struct ShadowBuild {
         let low = shadows.map(\.2.checkpoint).min() ?? step.head
         if low < step.head {
             var seen = 0
-            try reader.forEach(from: low + 1) { stored in
-                for (p, _, store) in shadows where store.checkpoint + 1 == stored.seq {
-                    try ProjectionRegistry.apply(stored.event, p, store)
+            try reader.forEachView(from: low + 1) { view, decode in
+                for (p, _, store) in shadows where store.checkpoint + 1 == view.seq {
+                    try ProjectionRegistry.apply(view, p, store, decode: decode)
                 }
                 seen += 1
                 return seen < options.batchSize

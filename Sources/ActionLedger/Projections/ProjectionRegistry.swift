@@ -138,9 +138,9 @@ public struct ProjectionRegistry: Sendable {
     /// Folds the events after `store`'s checkpoint, through `head`, into it.
     static func foldTail(_ p: any Projection, _ store: ProjectionStore, _ reader: LogReader, through head: UInt64) throws {
         guard store.checkpoint < head else { return }
-        try reader.forEach(from: store.checkpoint + 1) { stored in
-            try apply(stored.event, p, store)
-            return stored.event.seq < head
+        try reader.forEachView(from: store.checkpoint + 1) { view, decode in
+            try apply(view, p, store, decode: decode)
+            return view.seq < head
         }
         guard store.checkpoint == head else {
             throw LedgerError(.projectionStale, "projection \(store.name) reached seq \(store.checkpoint), not the head \(head)")
@@ -149,6 +149,21 @@ public struct ProjectionRegistry: Sendable {
 
     private func emptyStore(_ p: any Projection, _ txn: Transaction) throws -> ProjectionStore? {
         try store(for: p, meta: ProjectionMeta(version: p.version, generation: 0, checkpoint: 0, digest: .zero), in: txn)
+    }
+
+    /// Applies an event read in place to `store`, refusing one out of order.
+    static func apply(_ view: EventView, _ projection: any Projection, _ store: ProjectionStore,
+                      decode: () throws -> Event) throws {
+        guard view.seq == store.checkpoint + 1 else {
+            throw LedgerError(.projectionStale, "projection \(store.name) is at seq \(store.checkpoint); "
+                + "it cannot apply seq \(view.seq)")
+        }
+        do {
+            try projection.apply(view, to: store, decode: decode)
+        } catch let error as LedgerError {
+            throw LedgerError(error.code, "projection \(store.name) cannot apply seq \(view.seq): \(error.message)")
+        }
+        store.checkpoint = view.seq
     }
 
     /// Applies `event` to `store`, refusing an event out of order.

@@ -43,8 +43,8 @@ public final class ProjectionStore {
     let postingDatabase: Database?
     /// The log, for folds that describe an event by its action's proposal.
     var log: LogReader?
-    /// Actions already described in this fold (bounded: see ``ActionInfo``).
-    var actionInfo: [String: ActionInfo] = [:]
+    /// Actions' filings already read in this fold (bounded: see ``filing(_:)``).
+    var filings: [String: Filing] = [:]
 
     init(txn: Transaction, database: Database, databaseCount: Int, generation: UInt8, name: String,
          checkpoint: UInt64, digest: Digest, overlay: ProjectionOverlay? = nil, tracksDigest: Bool = true,
