@@ -224,8 +224,8 @@ final class AppendSession {
             guard s.checkpoint == head.seq else {
                 throw LedgerError(.projectionStale, "projection \(p.name) reached seq \(s.checkpoint), not the head \(head.seq)")
             }
-            try registry.saveMeta(ProjectionMeta(version: p.version, generation: s.generation, checkpoint: s.checkpoint,
-                                                 digest: s.digest), p.name, in: txn)
+            try registry.saveMeta(ProjectionMeta(version: p.version, generation: s.generation, checkpoint: s.checkpoint),
+                                  p.name, in: txn)
         }
     }
 }

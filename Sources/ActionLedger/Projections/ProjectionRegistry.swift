@@ -62,10 +62,8 @@ public struct ProjectionRegistry: Sendable {
         try db.delete(txn, key: Self.metaKey(name, rebuild: rebuild))
     }
 
-    /// Opens `projection`'s databases of `generation` as a store positioned at `meta`; with
-    /// `parallelDigest` (a rebuild's batches) its digest terms are hashed on another thread.
-    func store(for projection: any Projection, meta: ProjectionMeta, in txn: Transaction,
-               parallelDigest: Bool = false) throws -> ProjectionStore? {
+    /// Opens `projection`'s databases of `generation` as a store positioned at `meta`.
+    func store(for projection: any Projection, meta: ProjectionMeta, in txn: Transaction) throws -> ProjectionStore? {
         let full = ProjectionMeta.databaseName(projection.name, generation: meta.generation)
         guard let db = try txn.openDatabase(full, create: !txn.isReadOnly) else { return nil }
         var postings: Database?
@@ -76,7 +74,7 @@ public struct ProjectionRegistry: Sendable {
         }
         return ProjectionStore(txn: txn, database: db, databaseCount: projection.databases.count,
                                generation: meta.generation, name: projection.name, checkpoint: meta.checkpoint,
-                               digest: meta.digest, parallelDigest: parallelDigest, postingDatabase: postings,
+                               postingDatabase: postings,
                                log: try LogDatabases.open(txn).map { LogReader(txn: txn, dbs: $0) })
     }
 
@@ -84,7 +82,7 @@ public struct ProjectionRegistry: Sendable {
     func liveStores(in txn: Transaction) throws -> [ProjectionStore] {
         try projections.map { p in
             let meta = try self.meta(p.name, in: txn)
-                ?? ProjectionMeta(version: p.version, generation: 0, checkpoint: 0, digest: .zero)
+                ?? ProjectionMeta(version: p.version, generation: 0, checkpoint: 0)
             guard let store = try store(for: p, meta: meta, in: txn) else {
                 throw LedgerError(.projectionStale, "projection \(p.name) has no databases yet")
             }
@@ -111,14 +109,13 @@ public struct ProjectionRegistry: Sendable {
     }
 
     /// The state of one projection at the log head for a query: its stored state with the
-    /// log's tail folded into an in-memory overlay (no digest kept unless `digest`).
-    func readStore(_ name: String, reader: LogReader, head: UInt64, digest: Bool = false) throws -> ProjectionStore {
+    /// log's tail folded into an in-memory overlay.
+    func readStore(_ name: String, reader: LogReader, head: UInt64) throws -> ProjectionStore {
         let (p, stored) = try storedStore(name, in: reader.txn, head: head)
         guard stored.checkpoint < head else { return stored }
         let replay = ProjectionStore(txn: reader.txn, database: stored.database, databaseCount: stored.databaseCount,
                                      generation: stored.generation, name: stored.name, checkpoint: stored.checkpoint,
-                                     digest: stored.digest, overlay: ProjectionOverlay(), tracksDigest: digest,
-                                     postingDatabase: stored.postingDatabase, log: reader)
+                                     overlay: ProjectionOverlay(), postingDatabase: stored.postingDatabase, log: reader)
         try Self.foldTail(p, replay, reader, through: head)
         return replay
     }
@@ -131,7 +128,6 @@ public struct ProjectionRegistry: Sendable {
         try Self.foldTail(p, store, reader, through: head)
         var updated = meta
         updated.checkpoint = store.checkpoint
-        updated.digest = store.digest
         try saveMeta(updated, p.name, in: reader.txn)
     }
 
@@ -148,7 +144,7 @@ public struct ProjectionRegistry: Sendable {
     }
 
     private func emptyStore(_ p: any Projection, _ txn: Transaction) throws -> ProjectionStore? {
-        try store(for: p, meta: ProjectionMeta(version: p.version, generation: 0, checkpoint: 0, digest: .zero), in: txn)
+        try store(for: p, meta: ProjectionMeta(version: p.version, generation: 0, checkpoint: 0), in: txn)
     }
 
     /// Applies an event read in place to `store`, refusing one out of order.

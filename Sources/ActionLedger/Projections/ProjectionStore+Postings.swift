@@ -8,9 +8,9 @@
 /// only grow, so a new posting always sorts after every posting of its list:
 /// `MDB_APPENDDUP` adds it at the list's right edge without a search.
 ///
-/// Postings are not in the running digest (hashing every pointer on every write would
-/// cost more than writing it): `postingsDigest()` hashes them when a check needs it, and
-/// `rebuild --verify` and `verify --deep` compare them with what a fold derives.
+/// Like every projection entry, postings are hashed only when a check needs it
+/// (`postingsDigest()`): `rebuild --verify` and the refold of `verify --deep` compare them
+/// with what a fold derives.
 extension ProjectionStore {
     /// One posting: the event's time (order-preserving bits) and seq.
     public struct Posting: Sendable, Equatable {
@@ -92,9 +92,6 @@ extension ProjectionStore {
         }
         return d
     }
-
-    /// The digest of everything the store holds: its entries' running digest plus its postings'.
-    public func fullDigest() throws -> Digest { digest.adding(try postingsDigest()) }
 
     static func postingHash(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Digest {
         // Family byte offset by 128 so that a posting never hashes like an ordinary entry.

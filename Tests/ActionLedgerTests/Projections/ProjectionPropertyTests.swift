@@ -90,8 +90,8 @@ import Testing
         // Checked after the queries, because the verifying rebuild folds the live tail.
         let live = try l.environment.read { txn in
             try l.registry.projections.map { p in
-                let store = try l.registry.readStore(p.name, reader: LogReader(txn: txn, dbs: l.dbs), head: head, digest: true)
-                return (try l.registry.meta(p.name, in: txn)!, store.digest, try store.fullDigest())
+                let store = try l.registry.readStore(p.name, reader: LogReader(txn: txn, dbs: l.dbs), head: head)
+                return (try l.registry.meta(p.name, in: txn)!, try store.entriesDigest(), try store.stateDigest())
             }
         }
         let verified = try l.rebuild(options: RebuildOptions(verify: true))
