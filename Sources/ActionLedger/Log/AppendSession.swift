@@ -221,6 +221,12 @@ final class AppendSession {
             try fold(event.seq) { p, s in try ProjectionRegistry.apply(event, p, s) }
         }
         for (i, (p, s)) in zip(registry.projections, stores).enumerated() where !stale[i] {
+            do {
+                try s.flushPostings()
+            } catch let e as LedgerError {
+                try ProjectionStaleMark(seq: s.checkpoint, reason: e.message).write(p.name, dbs.meta, in: txn)
+                continue
+            }
             guard s.checkpoint == head.seq else {
                 throw LedgerError(.projectionStale, "projection \(p.name) reached seq \(s.checkpoint), not the head \(head.seq)")
             }
