@@ -73,6 +73,7 @@ extension Ledger {
     public func rebuild(_ names: [String]? = nil, options: RebuildOptions = RebuildOptions(),
                         progress: (RebuildProgress) -> Void = { _ in }) throws -> [RebuildResult] {
         guard !environment.isReadOnly else { throw LedgerError(.readOnly, "a rebuild writes; open the ledger writable") }
+        if migrationNeeded != nil { _ = try requireWriter() }  // migration_required: `ledger migrate` rebuilds them
         let selected = try names.map { list in
             try list.map { n in
                 guard let p = registry.projections.first(where: { $0.name == n }) else {
