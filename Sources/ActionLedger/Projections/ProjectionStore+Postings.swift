@@ -39,12 +39,38 @@ extension ProjectionStore {
         }
     }
 
+    /// A posting list's order-free digest and length.
+    public struct ListDigest: Sendable, Equatable {
+        public var digest = Digest.zero
+        public var count = 0
+        mutating func add(_ term: Digest) {
+            digest = digest.adding(term)
+            count += 1
+        }
+    }
+
+    /// Every list's digest and length, by family ‖ id: of the stored lists with a replay's
+    /// postings over them, or of a memory-only fold's.
+    func listDigests() throws -> [[UInt8]: ListDigest] {
+        try flushPostings()
+        var out = overlay?.listDigests ?? [:]
+        if let postingDatabase, !memoryOnly {
+            try txn.scan(postingDatabase) { k, v in
+                out[Array(k), default: ListDigest()].add(Self.postingHash(k, v))
+                return true
+            }
+        }
+        for (k, list) in overlay?.postings ?? [:] {
+            for p in list { k.withUnsafeBytes { kb in p.withBytes { out[k, default: ListDigest()].add(Self.postingHash(kb, $0)) } } }
+        }
+        return out
+    }
+
     /// Files event (`at`, `seq`) under `id` in posting family `family`.
     /// - throws: `projection_stale` when it does not sort after the list's last posting
     ///   (a fold applied out of order).
     public func post(_ family: Int, _ id: some Collection<UInt8>, at: Timestamp, seq: UInt64) throws {
-        guard let postingDatabase else { preconditionFailure("\(name) declares no postings") }
-        _ = postingDatabase
+        precondition(postingDatabase != nil || overlay != nil, "\(name) declares no postings")
         let posting = Posting(at, seq)
         try withTaggedKey(UInt8(family), id) { k in
             if let overlay { return overlay.post(k, posting) }
@@ -80,7 +106,7 @@ extension ProjectionStore {
                          _ body: (Posting) throws -> Bool) throws {
         let key = [UInt8(family)] + Array(id)
         try flushPostings()
-        if let postingDatabase {
+        if let postingDatabase, !memoryOnly {
             let cursor = try Cursor(txn, postingDatabase)
             defer { cursor.close() }
             let from = start ?? Posting(timeBits: 0, seq: 0)
@@ -101,18 +127,7 @@ extension ProjectionStore {
     /// The order-free digest of every stored posting (and a replay's), as the running
     /// digest hashes entries: SHA-256(family + databases ‖ key length ‖ id ‖ time ‖ seq), summed.
     func postingsDigest() throws -> Digest {
-        var d = Digest.zero
-        try flushPostings()
-        if let postingDatabase {
-            try txn.scan(postingDatabase) { k, v in
-                d = d.adding(Self.postingHash(k, v))
-                return true
-            }
-        }
-        for (k, list) in overlay?.postings ?? [:] {
-            for p in list { d = k.withUnsafeBytes { kb in p.withBytes { d.adding(Self.postingHash(kb, $0)) } } }
-        }
-        return d
+        try listDigests().values.reduce(Digest.zero) { $0.adding($1.digest) }
     }
 
     static func postingHash(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Digest {
