@@ -38,13 +38,14 @@ public struct LedgerError: Error, Sendable, CustomStringConvertible {
         public static let proofRequired = Code(rawValue: "proof_required", exitStatus: 27)
         // 28–31: signed-tap proofs (issue 13). 32–39: `ledger serve` and its tokens.
         public static let unknownToken = Code(rawValue: "unknown_token", exitStatus: 32)
+        public static let migrationRequired = Code(rawValue: "migration_required", exitStatus: 40)
 
         public static let all: [Code] = [
             .storage, .invalidInput, .unknownAction, .unknownDevice, .deviceRevoked, .tapsRequired,
             .userVerificationRequired, .alreadyDecided, .staleContent, .duplicateAction, .deviceNotOwned,
             .readOnly, .integrityFailure, .notEmpty, .actionExpired, .notApproved, .duplicateDevice,
             .corruptEvent, .projectionStale, .busy, .clockBehind, .testClockOnly, .replayMismatch, .orgMismatch,
-            .introductionRequired, .badProof, .proofRequired, .unknownToken,
+            .introductionRequired, .badProof, .proofRequired, .unknownToken, .migrationRequired,
         ]
     }
 
