@@ -31,8 +31,7 @@ struct TokensIssue: LedgerSubcommand {
         }
         if device != nil && s != .device { throw LedgerError(.invalidInput, "--device goes with --scope device") }
         if agent != nil && s != .specialist { throw LedgerError(.invalidInput, "--agent goes with --scope specialist") }
-        let lifetime: Int64
-        do { lifetime = try Duration.parse(expires) } catch {
+        guard let lifetime = DurationText.milliseconds(expires) else {
             throw LedgerError(.invalidInput, "--expires: expected a duration such as 30d or 12h, got \(expires)", details: ["field": "expires"])
         }
         let ledger = try global.open(write: true)

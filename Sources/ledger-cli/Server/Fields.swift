@@ -71,10 +71,9 @@ struct Query {
     /// `24h`, `90m`, `7d`, `30s` in milliseconds.
     func duration(_ key: String) throws -> Int64? {
         guard let s = string(key) else { return nil }
-        let units: [Character: Int64] = ["s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
-        guard let unit = s.last.flatMap({ units[$0] }), let n = Int64(s.dropLast()), n > 0, n <= Int64.max / unit / 2 else {
+        guard let ms = DurationText.milliseconds(s) else {
             throw Problem.invalid("\(key): expected a duration such as 24h, 90m or 7d", field: key)
         }
-        return n * unit
+        return ms
     }
 }

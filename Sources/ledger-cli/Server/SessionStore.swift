@@ -96,33 +96,24 @@ final class SessionStore: Sendable {
         }
     }
 
-    /// Ends every live session of `device` (all but `except`); returns how many.
+    /// Ends every live session of `device`; returns how many.
     @discardableResult
-    func revoke(device: String, except: String? = nil, at now: Timestamp) throws -> Int {
-        try environment.write { txn in
-            let db = try txn.openDatabase(Self.sessions)!
-            var changed: [([UInt8], Session)] = []
-            try txn.scan(db) { k, v in
-                var s = try Session(json: try JSONParser.parse(Array(v)))
-                if s.device == device, s.id != except, s.revokedAt == nil {
-                    s.revokedAt = now
-                    changed.append((Array(k), s))
-                }
-                return true
-            }
-            for (k, s) in changed { try txn.put(db, key: k, value: Array(s.json.serialized().utf8)) }
-            return changed.count
-        }
+    func revoke(device: String, at now: Timestamp) throws -> Int {
+        try revoke(at: now) { $0.device == device }
     }
 
-    /// Ends every live session of `person`'s devices but `keep`'s session ("sign out everywhere else").
+    /// Ends every live session of `person`'s devices but `keep` ("sign out everywhere else").
     func revokeOthers(person: String, keep sessionId: String?, at now: Timestamp) throws -> Int {
+        try revoke(at: now) { $0.person == person && $0.id != sessionId }
+    }
+
+    private func revoke(at now: Timestamp, _ matching: (Session) -> Bool) throws -> Int {
         try environment.write { txn in
             let db = try txn.openDatabase(Self.sessions)!
             var changed: [([UInt8], Session)] = []
             try txn.scan(db) { k, v in
                 var s = try Session(json: try JSONParser.parse(Array(v)))
-                if s.person == person, s.id != sessionId, s.revokedAt == nil {
+                if s.revokedAt == nil, matching(s) {
                     s.revokedAt = now
                     changed.append((Array(k), s))
                 }

@@ -48,12 +48,10 @@ struct CSVOption: ParsableArguments {
 enum Duration {
     /// `90s`, `30m`, `24h`, `7d` (a positive integer and a unit) in milliseconds.
     static func parse(_ text: String) throws -> Int64 {
-        let units: [Character: Int64] = ["s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
-        guard let unit = text.last.flatMap({ units[$0] }), let n = Int64(text.dropLast()), n > 0,
-              n <= Int64.max / unit / 2 else {
+        guard let ms = DurationText.milliseconds(text) else {
             throw LedgerError(.invalidInput, "--since: expected a duration such as 24h, 90m or 7d, got \(text)")
         }
-        return n * unit
+        return ms
     }
 }
 
