@@ -40,6 +40,7 @@ public final class LedgerServer: Sendable {
     let hub: EventHub
     let tickets = Locked([String: (identity: Identity, expiresAt: Timestamp)]())
     let challenges = Locked([String: (device: String, purpose: Purpose, statement: [UInt8], expiresAt: Timestamp)]())
+    let pairings = Locked([String: Pairing]())
     let logger: Logger
     let metrics = ServerMetrics()
     let limiter: RateLimiter
@@ -91,6 +92,7 @@ public final class LedgerServer: Sendable {
         addReadRoutes(router)
         addStreamRoutes(router)
         addSessionRoutes(router)
+        addPairingRoutes(router)
         return router
     }
 

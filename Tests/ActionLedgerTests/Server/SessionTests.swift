@@ -60,3 +60,38 @@ import Testing
     }
 }
 
+
+/// Enrolment: the laptop (keyed) opens a pairing code, the new phone posts its key with it,
+/// the laptop signs the link statement, and the phone is linked as introduced by the laptop.
+@Suite struct PairingTests {
+    @Test func aKeyedDeviceIntroducesANewOne() async throws {
+        let laptopKey = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: laptopKey)
+        let laptopPem = laptopKey.pem, newKey = TestDeviceKey()
+        let newPublic = Data(newKey.spki).base64EncodedString(), newPem = newKey.pem
+        try await h.test { client in
+            // The unkeyed phone cannot vouch for anyone.
+            #expect(try await client.call(.post, "/v1/devices/pairing", token: h.phone).code == "bad_proof")
+            let opened = try await client.call(.post, "/v1/devices/pairing", token: h.laptop)
+            guard case .string(let code)? = opened.json["code"] else { Issue.record("no code: \(opened.text)"); return }
+            let posted = try await client.call(.post, "/v1/devices", json: """
+                {"code": "\(code)", "device": "iphone-2", "label": "New iPhone", "platform": "ios",
+                 "public_key": "\(newPublic)", "key_protection": "user-verification"}
+                """)
+            #expect(posted.status == .accepted)
+            guard case .string(let hex)? = posted.json["statement_hex"], let statement = Hex.decode(hex) else { Issue.record("no statement"); return }
+            let signature = Data(try P256Signature.sign(statement, pemPrivateKey: laptopPem).signature).base64EncodedString()
+            // Only the pairing device may approve.
+            #expect(try await client.call(.post, "/v1/devices/pairing/\(code)/approve", token: h.phone,
+                                          json: #"{"signature": "\#(signature)"}"#).status == .unauthorized)
+            let linked = try await client.call(.post, "/v1/devices/pairing/\(code)/approve", token: h.laptop,
+                                               json: #"{"signature": "\#(signature)"}"#)
+            #expect(linked.status == .created)
+            let state = try h.ledger.read { try $0.deviceState("iphone-2") }
+            #expect(state?.person == "quinn" && state?.key?.trust == .introducedBy(device: "laptop-1", signature: Array(Data(base64Encoded: signature)!)))
+            // The new phone signs in with its own key: no secret was ever copied to it.
+            let body = try await SessionTests.signedChallenge(client, "iphone-2", newPem)
+            #expect(try await client.call(.post, "/v1/sessions", json: body).status == .created)
+        }
+    }
+}

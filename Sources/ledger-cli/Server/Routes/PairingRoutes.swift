@@ -1,0 +1,105 @@
+import ActionLedger
+import Foundation
+import Hummingbird
+
+/// Enrolment from the phone: a keyed device of the person opens a short-lived pairing code,
+/// the new device posts its public key with the code, and the pairing device vouches for
+/// that key by signing the link statement (Specs/statements.md §1.1): the link is
+/// `device.linked` introduced by it, exactly as `ledger devices link --introduced-by`.
+extension LedgerServer {
+    struct Pairing: Sendable {
+        var introducer: String
+        var person: String
+        var org: String
+        var expiresAt: Timestamp
+        /// Set once the new device has posted its key.
+        var device: String?
+        var label = ""
+        var platform = Platform.ios
+        var key: DeviceKey?
+    }
+
+    static let pairingLifetime: Int64 = 300_000
+
+    func addPairingRoutes(_ router: Router<APIContext>) {
+        router.post("/v1/devices/pairing") { _, context in
+            let who = try context.require(.device)
+            let state = try self.ledger.read { try $0.deviceState(who.device!) }
+            _ = try Self.liveKey(who.device!, state)  // only a keyed device can vouch for another
+            // Eight digits, read aloud or typed on the new device; the id is the secret half.
+            let code = String(UInt64.random(in: 10_000_000...99_999_999))
+            let expires = try self.now().adding(milliseconds: Self.pairingLifetime)
+            self.pairings.withLock { p in
+                p = p.filter { $0.value.expiresAt > expires.adding(milliseconds: -Self.pairingLifetime) }
+                p[code] = Pairing(introducer: who.device!, person: who.person!, org: who.org, expiresAt: expires)
+            }
+            return LedgerServer.json(["code": .string(code), "expires_at": .string(expires.iso8601)], status: .created)
+        }
+        router.post("/v1/devices") { request, context in
+            let f = try Fields(try await LedgerServer.body(request, context),
+                               allowed: ["code", "device", "label", "platform", "public_key", "key_protection"])
+            let code = try f.require("code", f.string)
+            // The code is judged first: without a live one, nothing else about the request matters.
+            let open = try self.now()
+            guard self.pairings.withLock({ p in p[code].map { open < $0.expiresAt && $0.device == nil } ?? false }) else {
+                throw Problem.unauthorized("the pairing code is unknown, used or expired")
+            }
+            let device = try f.require("device", f.string)
+            if let bad = Identifier.problem(device) { throw Problem.invalid("device \(bad)", field: "device") }
+            guard let platform = Platform(rawValue: try f.require("platform", f.string)) else {
+                throw Problem.invalid("platform: expected ios, web or cli", field: "platform")
+            }
+            guard let protection = KeyProtection(rawValue: try f.string("key_protection") ?? "device") else {
+                throw Problem.invalid("key_protection: expected none, device or user-verification", field: "key_protection")
+            }
+            let text = try f.require("public_key", f.string)
+            guard let bytes = text.hasPrefix("-----BEGIN") ? Array(text.utf8) : Data(base64Encoded: text).map(Array.init) else {
+                throw Problem.invalid("public_key: expected PEM, or base64 of the SPKI DER", field: "public_key")
+            }
+            let spki = try DeviceKey.readPublicKey(bytes)
+            let key = try DeviceKey(spki: spki, protection: protection, trust: .firstUse)
+            let now = try self.now()
+            let label = try f.string("label") ?? device
+            let pairing: Pairing? = self.pairings.withLock { p in
+                guard var pending = p[code], now < pending.expiresAt, pending.device == nil else { return nil }
+                (pending.device, pending.label, pending.platform, pending.key) = (device, label, platform, key)
+                p[code] = pending
+                return pending
+            }
+            guard let pairing else { throw Problem.unauthorized("the pairing code is unknown, used or expired") }
+            let storeId = try self.ledger.read { try $0.storeId() } ?? .zero
+            let statement = Statement.link(storeId: storeId, org: pairing.org, person: pairing.person, device: device,
+                                           platform: platform, key: key, introducedBy: pairing.introducer)
+            return LedgerServer.json(["code": .string(code), "introducer": .string(pairing.introducer),
+                                      "statement_hex": .string(Hex.encode(statement)), "expires_at": .string(pairing.expiresAt.iso8601)],
+                                     status: .accepted)
+        }
+        router.post("/v1/devices/pairing/:code/approve") { request, context in
+            let who = try context.require(.device)
+            let code = try context.parameters.require("code")
+            let f = try Fields(try await LedgerServer.body(request, context), allowed: ["signature"])
+            let now = try self.now()
+            guard self.pairings.withLock({ p in p[code].map { now < $0.expiresAt && $0.device != nil && $0.introducer == who.device } ?? false }) else {
+                throw Problem.unauthorized("no pairing \(code) waits for this device's approval")
+            }
+            let signature = try f.require("signature", f.string)
+            guard let raw = Data(base64Encoded: signature), let sig = P256Signature.normalize(Array(raw)) else {
+                throw Problem.invalid("signature: expected base64 of an ECDSA P-256 signature", field: "signature")
+            }
+            let pairing = self.pairings.withLock { p -> Pairing? in
+                guard let pending = p[code], now < pending.expiresAt, pending.device != nil, pending.introducer == who.device else { return nil }
+                p[code] = nil  // single use, whatever the engine says next
+                return pending
+            }
+            guard let pairing, let device = pairing.device, var key = pairing.key else {
+                throw Problem.unauthorized("no pairing \(code) waits for this device's approval")
+            }
+            // The engine checks the introduction's signature against the introducer's key.
+            key.trust = .introducedBy(device: pairing.introducer, signature: sig)
+            let command = Command.linkKeyedDevice(device: device, person: pairing.person, org: pairing.org, label: pairing.label,
+                                                  platform: pairing.platform, key: key)
+            let commandId = try LedgerServer.idempotencyKey(request) ?? CommandRequest.newCommandId()
+            return try await self.run(CommandRequest(command, commandId: commandId, now: now, actor: pairing.person), status: .created)
+        }
+    }
+}
