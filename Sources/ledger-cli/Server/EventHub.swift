@@ -11,7 +11,8 @@ import ServiceLifecycle
 /// signed-out session closes the streams of what it revokes.
 final class EventHub: Service, Sendable {
     enum Message: Sendable {
-        case events([StoredEvent])
+        /// New events with their SSE text, rendered once for every stream.
+        case events([(seq: UInt64, sse: String)])
         case heartbeat
     }
 
@@ -129,8 +130,10 @@ final class EventHub: Service, Sendable {
             s.seq = last.event.seq
             return Array(s.subscribers.values)
         }
+        guard !subscribers.isEmpty else { return }
+        let rendered = events.map { (seq: $0.event.seq, sse: LedgerServer.sse($0)) }
         for sub in subscribers {
-            let visible = events.filter { StreamFilter.visible($0.event, to: sub.identity, agents: agents) }
+            let visible = zip(events, rendered).filter { StreamFilter.visible($0.0.event, to: sub.identity, agents: agents) }.map(\.1)
             if !visible.isEmpty { sub.continuation.yield(.events(visible)) }
             if events.contains(where: { StreamFilter.revokes($0.event, sub.identity) }) { sub.continuation.finish() }
         }

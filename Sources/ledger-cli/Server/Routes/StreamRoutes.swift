@@ -93,10 +93,10 @@ extension LedgerServer {
                                 for await message in live.stream {
                                     switch message {
                                     case .events(let events):
-                                        let fresh = events.filter { $0.event.seq > last }
+                                        let fresh = events.filter { $0.seq > last }
                                         guard let newest = fresh.last else { continue }
-                                        try await writer.write(ByteBuffer(string: fresh.map(Self.sse).joined()))
-                                        last = newest.event.seq
+                                        try await writer.write(ByteBuffer(string: fresh.map(\.sse).joined()))
+                                        last = newest.seq
                                     case .heartbeat:
                                         try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
                                     }
