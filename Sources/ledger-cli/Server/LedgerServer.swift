@@ -2,6 +2,7 @@ import ActionLedger
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// `ledger serve`: the HTTP and live-stream API over one ``Ledger`` (Specs/openapi.yaml).
@@ -124,7 +125,12 @@ public final class LedgerServer: Sendable {
     /// - throws: 413 past the context's limit, 400 when it is not JSON.
     static func body(_ request: Request, _ context: APIContext) async throws -> JSON? {
         var request = request
-        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        } catch is NIOTooManyBytesError {
+            throw Problem(.contentTooLarge, "payload_too_large", "the body is over \(context.maxUploadSize) bytes")
+        }
         guard buffer.readableBytes > 0 else { return nil }
         return try JSONParser.parse(Array(buffer.readableBytesView))
     }

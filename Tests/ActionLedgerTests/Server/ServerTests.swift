@@ -135,4 +135,19 @@ import Testing
             #expect(stranger.headers[.accessControlAllowOrigin] == nil)
         }
     }
+
+    @Test func bodiesAreBoundedAndRemoteBindingNeedsConsent() async throws {
+        let h = try ServerHarness()
+        try await h.test { client in
+            let huge = "{\"text\": \"" + String(repeating: "x", count: 1 << 20) + "\"}"
+            _ = try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("a1", stakes: "medium"))
+            let refused = try await client.call(.post, "/v1/actions/a1/edit", token: h.phone, json: huge)
+            #expect(refused.status == .contentTooLarge && refused.code == "payload_too_large", "\(refused.status) \(refused.text)")
+        }
+        var configuration = LedgerServer.Configuration(clock: { ServerHarness.systemNow() })
+        configuration.host = "0.0.0.0"
+        #expect(throws: LedgerError.self) { _ = try LedgerServer(ledger: h.ledger, storePath: h.temp.path, configuration: configuration) }
+        configuration.allowRemote = true
+        _ = try LedgerServer(ledger: h.ledger, storePath: h.temp.path, configuration: configuration)
+    }
 }

@@ -41,6 +41,25 @@ import Testing
         }
     }
 
+    @Test func signOutEverywhereElseEndsTheOtherSessionsOnly() async throws {
+        let key = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: key)
+        let pem = key.pem
+        try await h.test { client in
+            var tokens: [String] = []
+            for _ in 0..<2 {
+                let session = try await client.call(.post, "/v1/sessions", json: try await Self.signedChallenge(client, "laptop-1", pem))
+                guard case .string(let t)? = session.json["token"] else { Issue.record("no session"); return }
+                tokens.append(t)
+            }
+            let body = try await Self.signedChallenge(client, "laptop-1", pem, purpose: "sign_out_others")
+            let ended = try await client.call(.post, "/v1/sessions/sign-out-others", token: tokens[1], json: body)
+            #expect(ended.status == .ok && ended.json["sessions_ended"] == .number(1))
+            #expect(try await client.call(.get, "/v1/today", token: tokens[0]).status == .unauthorized)
+            #expect(try await client.call(.get, "/v1/today", token: tokens[1]).status == .ok)
+        }
+    }
+
     @Test func revokingADeviceNeedsTheUserVerifiedKeyOfItsPerson() async throws {
         let key = TestDeviceKey()
         let h = try ServerHarness(keyedLaptop: key)
