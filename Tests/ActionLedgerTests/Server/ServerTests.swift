@@ -57,6 +57,12 @@ import Testing
             #expect(outcome.status == .ok && outcome.json["action", "state"] == "executed")
             let trail = try await client.call(.get, "/v1/audit/actions/of-1", token: h.auditor)
             #expect(trail.status == .ok && trail.json["state"] == "executed")
+            let byLaptop = try await client.call(.get, "/v1/audit/devices/laptop-1", token: h.auditor)
+            #expect(byLaptop.status == .ok && byLaptop.text.contains("action.approved"))
+            let quinn = try await client.call(.get, "/v1/audit/actors/quinn", token: h.auditor)
+            #expect(quinn.status == .ok && quinn.text.contains("action.reviewed"))
+            let timeline = try await client.call(.get, "/v1/audit/activity?person=quinn&type=action.approved,action.executed", token: h.auditor)
+            #expect(timeline.status == .ok && timeline.text.contains("action.approved") && !timeline.text.contains("action.reviewed"))
             let today = try await client.call(.get, "/v1/today", token: h.phone)
             #expect(today.status == .ok)
         }

@@ -102,6 +102,37 @@ extension LedgerServer {
             let limit = try q.int("limit", default: 100, in: 1...10_000)
             return LedgerServer.json(try self.ledger.query { try $0.audit(.device(id), in: window, limit: limit, pageToken: q.string("page_token")) }.json)
         }
+        router.get("/v1/audit/actors/:id") { request, context in
+            let who = try context.require(.auditor)
+            let actor = try context.parameters.require("id")
+            let q = Query(request: request)
+            let window = try self.window(q, defaultSince: nil)
+            let limit = try q.int("limit", default: 100, in: 1...10_000)
+            var listing = try self.ledger.query { try $0.audit(.actor(actor), in: window, limit: limit, pageToken: q.string("page_token")) }
+            // An actor (the operator, a specialist) may act in several orgs: keep the auditor's.
+            let orgs = try self.ledger.read { r in try Set(listing.entries.map(\.person)).filter { try r.personOrg($0) == who.org } }
+            listing.entries = listing.entries.filter { orgs.contains($0.person) }
+            return LedgerServer.json(listing.json)
+        }
+        router.get("/v1/audit/activity") { request, context in
+            let who = try context.require(.auditor)
+            let q = Query(request: request)
+            guard let person = q.string("person") else { throw Problem.invalid("person is required", field: "person") }
+            let types: Set<EventType>? = try q.string("type").map { list in
+                Set(try list.split(separator: ",").map { name in
+                    guard let t = EventType(name: String(name)) else { throw Problem.invalid("type: unknown event type \(name)", field: "type") }
+                    return t
+                })
+            }
+            let window = try self.window(q, defaultSince: nil)
+            let limit = try q.int("limit", default: 100, in: 1...10_000)
+            guard try self.ledger.read({ try $0.personOrg(person) }) == who.org else {
+                return LedgerServer.json(["person": .string(person), "items": .array([]), "next_page_token": .null])
+            }
+            return LedgerServer.json(try self.ledger.query {
+                try $0.activity(person: person, types: types, in: window, limit: limit, pageToken: q.string("page_token"))
+            }.json)
+        }
         router.get("/v1/audit/autoshipped") { request, context in
             let who = try context.require(.auditor)
             let q = Query(request: request)
