@@ -42,7 +42,7 @@ public final class ProjectionStore {
     var policies: [String: PolicyDocument] = [:]
     /// Postings filed by this fold and not yet written, by family ‖ id: written sorted, one
     /// `MDB_MULTIPLE` put per list, by ``flushPostings()`` (see `ProjectionStore+Postings.swift`).
-    var pendingPostings: [[UInt8]: [UInt8]] = [:]
+    var pendingPostings: [ListKey: [UInt8]] = [:]
 
     init(txn: Transaction, database: Database, databaseCount: Int, generation: UInt8, name: String,
          checkpoint: UInt64, overlay: ProjectionOverlay? = nil, memoryOnly: Bool = false,
