@@ -112,16 +112,20 @@ final class EventHub: Service, Sendable {
         for c in open { c.finish() }
     }
 
-    /// Reads what was appended since the last poll and delivers it.
+    static let maxBatch = 4096
+
+    /// Reads what was appended since the last poll (up to ``maxBatch`` events) and delivers it.
     func poll() throws {
         let from = state.withLock { $0.seq } + 1
         let events: [StoredEvent] = try ledger.read { reader in
             let head = try reader.head().seq
             guard head >= from else { return [] }
             var out: [StoredEvent] = []
+            // A bounded batch per poll: a large import by the CLI streams out over several polls
+            // instead of being decoded into memory at once.
             try reader.forEach(from: from) { stored in
                 out.append(stored)
-                return stored.event.seq < head
+                return stored.event.seq < head && out.count < Self.maxBatch
             }
             return out
         }
