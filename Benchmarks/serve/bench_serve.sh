@@ -8,11 +8,7 @@ LEDGER=$(realpath "$1")
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
 PER_THREAD=${PER_THREAD:-30000}
 HERE=$(cd "$(dirname "$0")" && pwd)
-TMP=$(mktemp -d)
-trap 'kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; rm -rf "$TMP"' EXIT
-DB=$TMP/bench.lmdb
-"$LEDGER" init --db "$DB" >/dev/null
-"$LEDGER" devices link phone-1 --person quinn --org quinn-co --label iPhone --platform ios --db "$DB" >/dev/null
+source "$HERE/../../Tests/e2e/serve_fixture.sh"
 # Low stakes, no auto-ship: every action takes exactly one durable approve tap.
 echo '{"auto_ship": {"enabled": false}}' | "$LEDGER" policy set - --org quinn-co --db "$DB" >/dev/null
 TOKEN=$("$LEDGER" tokens issue --org quinn-co --scope device --device phone-1 --db "$DB" | tail -1)
@@ -30,10 +26,7 @@ PY
   "$LEDGER" propose --batch "$TMP/batch.jsonl" --db "$DB" >/dev/null
 }
 for c in 1 16 64; do t=$(( c < 4 ? c : 4 )); propose "$c" "$t"; done
-"$LEDGER" serve --listen 127.0.0.1:0 --db "$DB" --rate-limit 1000000 >"$TMP/out" 2>/dev/null &
-PID=$!
-for _ in $(seq 100); do [ -s "$TMP/out" ] && break; sleep 0.1; done
-URL=$(head -1 "$TMP/out" | sed 's/^listening on //')
+start_server --rate-limit 1000000
 echo "approvals over HTTP (durable commits, $SECONDS_PER_RUN s each):"
 for c in 1 16 64; do
   t=$(( c < 4 ? c : 4 ))

@@ -8,18 +8,11 @@ set -euo pipefail
 LEDGER=$1
 EXAMPLES=${2:-20}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-TMP=$(mktemp -d)
-trap 'kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; rm -rf "$TMP"' EXIT
-DB=$TMP/st.lmdb
-"$LEDGER" init --db "$DB" >/dev/null
-"$LEDGER" devices link phone-1 --person quinn --org quinn-co --label iPhone --platform ios --db "$DB" >/dev/null
+source "$ROOT/Tests/e2e/serve_fixture.sh"
 DEVICE=$("$LEDGER" tokens issue --org quinn-co --scope device --device phone-1 --db "$DB" | tail -1)
 AUDITOR=$("$LEDGER" tokens issue --org quinn-co --scope auditor --db "$DB" | tail -1)
 # A high rate limit: schemathesis sends hundreds of requests a second with one token.
-"$LEDGER" serve --listen 127.0.0.1:0 --db "$DB" --rate-limit 100000 >"$TMP/out" 2>"$TMP/err" &
-PID=$!
-for _ in $(seq 100); do [ -s "$TMP/out" ] && break; sleep 0.1; done
-URL=$(head -1 "$TMP/out" | sed 's/^listening on //')
+start_server --rate-limit 100000
 HEAD_BEFORE=$("$LEDGER" log --db "$DB" | wc -l)
 # As a phone (taps, Today, devices) and as an auditor (the audit views).
 for TOKEN in "$DEVICE" "$AUDITOR"; do
