@@ -55,6 +55,17 @@ final class Authenticator: Sendable {
     /// Every token whose events are in the log, caught up to the head on each call: the
     /// scan reads only events appended since the last one (by this server or the CLI).
     func token(hash: Digest) throws -> TokenRecord? {
+        try caughtUp { cache in cache.byHash[hash].flatMap { cache.byId[$0] } }
+    }
+
+    /// Whether the operator token behind `identity` is still live (a stream ticket outlives
+    /// nothing its token does). Sessions are checked by their device's state instead.
+    func isLive(_ identity: Identity, at now: Timestamp) throws -> Bool {
+        guard identity.id.hasPrefix("tok-") else { return true }
+        return try caughtUp { $0.byId[identity.id]?.isLive(at: now) ?? false }
+    }
+
+    private func caughtUp<T>(_ body: (TokenCache) -> T) throws -> T {
         try cache.withLock { cache in
             try ledger.read { reader in
                 let head = try reader.head().seq
@@ -64,7 +75,7 @@ final class Authenticator: Sendable {
                     cache.seq = head
                 }
             }
-            return cache.byHash[hash].flatMap { cache.byId[$0] }
+            return body(cache)
         }
     }
 }

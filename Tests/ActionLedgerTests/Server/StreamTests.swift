@@ -53,6 +53,11 @@ import Testing
             let accept: HTTPFields = [.accept: "application/x-ndjson"]
             #expect(try await client.call(.get, "/v1/events?from=1&ticket=\(t)", headers: accept).status == .ok)
             #expect(try await client.call(.get, "/v1/events?from=1&ticket=\(t)", headers: accept).status == .unauthorized)
+            // A ticket dies with its token.
+            let laptopTicket = try await client.call(.post, "/v1/streams/tickets", token: h.laptop)
+            guard case .string(let lt)? = laptopTicket.json["ticket"] else { Issue.record("no ticket"); return }
+            try h.ledger.revokeToken(h.laptopTokenId, now: ServerHarness.systemNow())
+            #expect(try await client.call(.get, "/v1/events?from=1&ticket=\(lt)", headers: accept).status == .unauthorized)
         }
     }
 }

@@ -25,7 +25,8 @@ extension LedgerServer {
             if who == nil, let ticket = q.string("ticket") {
                 let now = try self.now()
                 // Single use: taken out of the table whether or not it is still valid.
-                guard let entry = self.tickets.withLock({ $0.removeValue(forKey: ticket) }), now < entry.expiresAt else {
+                guard let entry = self.tickets.withLock({ $0.removeValue(forKey: ticket) }), now < entry.expiresAt,
+                      try self.authenticator.isLive(entry.identity, at: now) else {
                     throw Problem.unauthorized("the stream ticket is unknown, used or expired")
                 }
                 // The identity behind it must still be live (a device revoked since is refused).
