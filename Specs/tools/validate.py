@@ -142,6 +142,10 @@ def check_inputs():
     expect_invalid(v, dict(policy, user_verification=["high", "high"]), "policy.json with repeated stakes")
     expect_invalid(v, dict(policy, auto_ship={"confidence_floor": 2}), "policy.json with floor 2")
     expect_invalid(v, dict(policy, **{"raise": [{"kind": "x"}]}), "policy.json with a raise rule without stakes")
+    strict = load(SPECS / "policies" / "strict.json")
+    expect_valid(v, strict, "policies/strict.json")
+    expect_invalid(v, dict(strict, proofs={"high": {"approve": "uv"}}), "strict.json with an unknown requirement")
+    expect_invalid(v, dict(strict, proofs={"high": {"execute": "signed"}}), "strict.json with a step no device signs")
 
 
 def check_scenarios():

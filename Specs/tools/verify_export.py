@@ -187,8 +187,16 @@ def body(t, d):
         return (varint(d["version"]) + u8(1 if a["enabled"] else 0) + double(a["confidence_floor"]) + varint(a["daily_cap"])
                 + varint(len(d["user_verification"])) + b"".join(u8(STAKES[s]) for s in d["user_verification"])
                 + varint(len(d["raise"])) + b"".join(optional(r.get("kind"), string) + optional(r.get("surface"), string)
-                                                    + u8(STAKES[r["stakes"]]) for r in d["raise"]))
+                                                    + u8(STAKES[r["stakes"]]) for r in d["raise"]) + proof_table(d))
     raise ValueError("unknown type " + t)
+
+def proof_table(d):
+    # policy.set schema 2 (policy.md §2a): the requirements above none, by stakes then step.
+    if "proofs" not in d: return b""
+    steps = ["review", "confirm", "approve", "dismiss", "edit", "hold"]
+    table = [(STAKES[s], i, {"signed": 1, "signed_uv": 2}[r]) for s in ("low", "medium", "high") for i, step in enumerate(steps)
+             for r in [d["proofs"].get(s, {}).get(step, "none")] if r != "none"]
+    return varint(len(table)) + b"".join(u8(a) + u8(b) + u8(c) for a, b, c in table)
 
 def canonical(e):
     return (u8(1) + u8(CODES[e["type"]]) + u8(e["schema_version"]) + fixed64(e["seq"]) + timestamp(e["at"])

@@ -84,10 +84,11 @@ enum CommandHandler {
             try ProofGate.check(request, action: s, device: device, storeId: try reader.storeId(), now: now)
         }
         // Dismiss, edit, hold: proof, then the policy's checks, then the signed content.
-        func change(_ s: ActionState, _ deviceId: String) throws -> SignedProof? {
+        func change(_ step: Statement.Step, _ s: ActionState, _ deviceId: String) throws -> SignedProof? {
             let device = try reader.deviceState(deviceId)
             let proof = try gate(s, device)
-            try Policy.judgeChange(on: s, device: device, deviceId: deviceId, now: now)
+            try Policy.judgeChange(step, on: s, device: device, deviceId: deviceId, proof: .of(proof, userVerified: false),
+                                   policy: try reader.policy(org: s.org), now: now)
             if let proof, proof.contentHash != s.contentHash { throw ProofGate.stale(s, proof.contentHash) }
             return proof
         }
@@ -121,7 +122,8 @@ enum CommandHandler {
             // A key declared `user-verification` signs only after the user is verified.
             let verified = userVerified || proof?.level == .signedUV
             let verdict = try Policy.judgeTap(step, on: s, device: device, deviceId: deviceId,
-                                              seenContent: proof?.contentHash ?? seen, userVerified: verified, policy: policy, now: now)
+                                              seenContent: proof?.contentHash ?? seen, userVerified: verified,
+                                              proof: .of(proof, userVerified: userVerified), policy: policy, now: now)
             switch verdict {
             case .duplicate:
                 duplicate = true
@@ -139,13 +141,13 @@ enum CommandHandler {
 
         case .dismiss(let id, let deviceId, let reason):
             let s = try action(id)
-            let proof = try change(s, deviceId)
+            let proof = try change(.dismiss, s, deviceId)
             try onAction(s, device: deviceId, .dismissed(Dismissal(reason: reason, policyVersion: try reader.policy(org: s.org).version,
                                                                   rulesVersion: Policy.rulesVersion, proof: proof)))
 
         case .edit(let id, let deviceId, let text):
             let s = try action(id)
-            let proof = try change(s, deviceId)
+            let proof = try change(.edit, s, deviceId)
             guard text.utf8.count <= FieldReader.Limit.text else {
                 throw LedgerError(.invalidInput, "text is \(text.utf8.count) bytes; the limit is \(FieldReader.Limit.text)")
             }
@@ -160,7 +162,7 @@ enum CommandHandler {
 
         case .hold(let id, let deviceId, let until):
             let s = try action(id)
-            let proof = try change(s, deviceId)
+            let proof = try change(.hold, s, deviceId)
             guard until > now else { throw LedgerError(.invalidInput, "hold until \(until.iso8601) is not after now (\(now.iso8601))") }
             try onAction(s, device: deviceId, .held(Hold(until: until, proof: proof)))
 

@@ -181,7 +181,12 @@ extension Payload {
             self = .deviceRevoked(DeviceRevocation(device: try r.identifier("device"),
                                                    reason: try r.string("reason", max: L.rationale, allowEmpty: true)))
         case .policySet:
-            self = .policySet(try PolicyDocument(fields: &r, requireVersion: true))
+            let p = try PolicyDocument(fields: &r, requireVersion: true)
+            // Schema 2 is the document with proof requirements, schema 1 the one without.
+            guard p.proofs.isEmpty == (version < 2) else {
+                throw r.fail("proofs", version < 2 ? "is schema 2 of policy.set" : "is required (non-empty) in schema 2")
+            }
+            self = .policySet(p)
         case .storeCreated:
             self = .storeCreated(StoreCreation(testClock: try r.bool("test_clock"), demo: try r.bool("demo")))
         }

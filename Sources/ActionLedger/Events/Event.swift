@@ -41,7 +41,8 @@ public struct Event: Sendable, Equatable {
 
     /// The schema version of this event's encoding (Specs/events.md, "Versioning"): a tap
     /// carrying a signed proof is the newest schema of its type (3 for taps and dismissals,
-    /// which record a rules version; 2 for holds and edits), a keyed link is schema 2; else
+    /// which record a rules version; 2 for holds and edits), a keyed link and a policy with
+    /// proof requirements are schema 2; else
     /// 2 for a proposal or decision judged under rules version 2 or later, else 1.
     public var schemaVersion: UInt8 {
         switch payload {
@@ -51,6 +52,7 @@ public struct Event: Sendable, Equatable {
         case .held(let h): h.proof != nil ? 2 : 1
         case .edited(let e): e.proof != nil ? 2 : 1
         case .deviceLinked(let d): d.key != nil ? 2 : 1
+        case .policySet(let p): p.proofs.isEmpty ? 1 : 2
         default: payload.rulesVersion.map { $0 >= 2 ? 2 : 1 } ?? 1
         }
     }
@@ -94,7 +96,7 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     public var schemaVersion: UInt8 {
         switch self {
         case .actionReviewed, .actionConfirmed, .actionApproved, .actionDismissed: 3
-        case .actionProposed, .actionAutoShipped, .actionHeld, .actionEdited, .deviceLinked: 2
+        case .actionProposed, .actionAutoShipped, .actionHeld, .actionEdited, .deviceLinked, .policySet: 2
         default: 1
         }
     }

@@ -65,6 +65,8 @@ extension EventCodec {
             w.string(d.reason)
         case .policySet(let p):
             writePolicy(p, &w)
+            // Schema 2: the proof table; schema 1 (no requirements) ends here.
+            if !p.proofs.isEmpty { p.proofs.encode(&w) }
         case .storeCreated(let c):
             w.bool(c.testClock)
             w.bool(c.demo)
@@ -143,7 +145,13 @@ extension EventCodec {
         case .deviceRevoked:
             return .deviceRevoked(DeviceRevocation(device: try r.string(), reason: try r.string()))
         case .policySet:
-            return .policySet(try readPolicy(&r))
+            var p = try readPolicy(&r)
+            if version >= 2 {
+                p.proofs = try ProofRequirements.decode(&r)
+                // Canonical: a document without requirements is written as schema 1.
+                guard !p.proofs.isEmpty else { throw r.fail("an empty proof table in policy.set schema 2") }
+            }
+            return .policySet(p)
         case .storeCreated:
             return .storeCreated(StoreCreation(testClock: try r.bool(), demo: try r.bool()))
         }

@@ -215,6 +215,9 @@ public struct DecisionReplay {
             throw fail(Self.claimedRule(event), "rules version \(rules) is unknown to this build (it judges 1…\(Policy.rulesVersion))", nil)
         }
         var decided: String?
+        // The level the event's own proof (or assertion) gives, judged against the proofs
+        // its policy version required (policy.md `proof.required`).
+        let level = event.payload.proofLevel ?? .none
         do {
             switch event.payload {
             case .autoShipped(let a):
@@ -232,26 +235,29 @@ public struct DecisionReplay {
                 decided = a.rule
             case .reviewed(let t), .confirmed(let t):
                 let step: TapStep = event.type == .actionReviewed ? .review : .confirm
-                try judgeTap(step, t.contentHash, t.policyVersion, userVerified: false, rules, state, device, event, fail)
+                try judgeTap(step, t.contentHash, t.policyVersion, userVerified: false, level, rules, state, device, event, fail)
             case .approved(let a):
                 let (rule, stakes) = try judgeTap(.approve, a.contentHash, a.policyVersion, userVerified: a.userVerified,
-                                                  rules, state, device, event, fail)
+                                                  level, rules, state, device, event, fail)
                 guard a.rule == rule, a.stakes == stakes else {
                     throw fail(a.rule, "recorded as \(a.rule) at \(a.stakes.rawValue) stakes; the policy decides \(rule) "
                         + "at \(stakes.rawValue)", nil)
                 }
                 decided = rule
             case .dismissed(let d):
-                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at, rules: rules)
+                try Policy.judgeChange(.dismiss, on: state, device: device, deviceId: event.device ?? "",
+                                       proof: level, policy: policy, now: event.at, rules: rules)
                 guard d.policyVersion == policy.version else {
                     throw fail(Policy.Rule.dismiss, "recorded under policy v\(d.policyVersion), v\(policy.version) was in force", nil)
                 }
                 decided = Policy.Rule.dismiss
             case .held(let h):
-                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at, rules: rules)
+                try Policy.judgeChange(.hold, on: state, device: device, deviceId: event.device ?? "",
+                                       proof: level, policy: policy, now: event.at, rules: rules)
                 guard h.until > event.at else { throw fail("action.hold", "held until a time not after the hold", .invalidInput) }
             case .edited(let e):
-                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at, rules: rules)
+                try Policy.judgeChange(.edit, on: state, device: device, deviceId: event.device ?? "",
+                                       proof: level, policy: policy, now: event.at, rules: rules)
                 guard EventCodec.contentHash(of: e.preview) == e.contentHash else {
                     throw fail("content_hash", "the content hash is not the edited preview's", .integrityFailure)
                 }
@@ -289,12 +295,13 @@ public struct DecisionReplay {
     /// A tap the engine would have counted: accepted (not a duplicate), on the action's
     /// content, under the policy version in force; returns the rule and stakes it decides.
     @discardableResult
-    private func judgeTap(_ step: TapStep, _ content: Digest, _ version: UInt32, userVerified: Bool, _ rules: UInt32,
+    private func judgeTap(_ step: TapStep, _ content: Digest, _ version: UInt32, userVerified: Bool, _ level: ProofLevel,
+                          _ rules: UInt32,
                           _ state: ActionState,
                           _ device: DeviceState?, _ event: Event,
                           _ fail: (String, String, LedgerError.Code?) -> Mismatch) throws -> (String, Stakes) {
         let verdict = try Policy.judgeTap(step, on: state, device: device, deviceId: event.device ?? "", seenContent: content,
-                                          userVerified: userVerified, policy: policy, now: event.at, rules: rules)
+                                          userVerified: userVerified, proof: level, policy: policy, now: event.at, rules: rules)
         guard case .accept(let rule, let stakes) = verdict else {
             throw fail(Policy.Rule.path(Policy.requirements(of: state.proposal, under: policy, rules: rules).stakes),
                        "a \(step.rawValue) already counted on this content: the engine records duplicates as nothing", nil)

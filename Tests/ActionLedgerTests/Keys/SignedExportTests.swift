@@ -6,13 +6,15 @@ import Testing
 @Suite struct SignedExportTests {
     static let examples = EventJSONTests.examples.deletingLastPathComponent().appendingPathComponent("signed-events.jsonl")
 
-    /// A high-stakes path signed from two devices (one introduced by the other), a signed
+    /// Under the strict policy (Specs/policies/strict.json, a `policy.set` schema 2): a
+    /// high-stakes path signed from two devices (one introduced by the other), a signed
     /// hold, edit and dismissal.
     static func signedStore() throws -> TempLedger {
         let t = try keyedStore(stakes: .high)
         let phone = TestDeviceKey(), laptop = TestDeviceKey()
         try t.ledger.linkKeyed("iphone", phone, protection: .userVerification)
         try t.ledger.linkKeyed("laptop", laptop, platform: .cli, introducer: ("iphone", phone))
+        try t.ledger.run(.setPolicy(try ProofPolicyTests.strict(), org: "quinn-co"))
         try t.ledger.signed(.tap(.review, actionId: "a1", device: "laptop"), laptop)
         try t.ledger.signed(.hold(actionId: "a1", device: "iphone", until: t0.adding(milliseconds: 60_000)), phone)
         try t.ledger.signed(.edit(actionId: "a1", device: "iphone", text: "Changed"), phone)
@@ -34,15 +36,15 @@ import Testing
             try Self.signedStore().ledger.exportJSONL { bytes += $0 }
             try Data(bytes).write(to: Self.examples)
         }
-        #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 12)
-        #expect(try TempLedger().ledger.importJSONL(path: Self.examples.path).seq == 12)
+        #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 13)
+        #expect(try TempLedger().ledger.importJSONL(path: Self.examples.path).seq == 13)
         let kinds = Set(try String(contentsOf: Self.examples, encoding: .utf8).split(separator: "\n").map { line -> String in
             let e = try JSONParser.parse(String(line))
             guard case .number(let v)? = e["schema_version"] else { return "" }
             return "\(e["type"]!.stringValue)/\(Int(v))"
         })
         for k in ["device.linked/2", "action.reviewed/3", "action.confirmed/3", "action.approved/3", "action.dismissed/3",
-                  "action.held/2", "action.edited/2"] {
+                  "action.held/2", "action.edited/2", "policy.set/2"] {
             #expect(kinds.contains(k), "\(k)")
         }
     }
@@ -54,11 +56,11 @@ import Testing
         try t.ledger.exportJSONL { bytes += $0 }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let r = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
-        #expect(r.status == 0 && r.stdout.hasPrefix("ok 12 "), "\(r.stdout)\(r.stderr)")
-        #expect(try ExportVerifier.verify(path: path).head.seq == 12)
+        #expect(r.status == 0 && r.stdout.hasPrefix("ok 13 "), "\(r.stdout)\(r.stderr)")
+        #expect(try ExportVerifier.verify(path: path).head.seq == 13)
         let fresh = try TempLedger()
         let head = try fresh.ledger.importJSONL(path: path)
-        #expect(head.seq == 12)
+        #expect(head.seq == 13)
         #expect(try fresh.ledger.verifyProofs() == 9)
         #expect(try fresh.ledger.replayDecisions().mismatch == nil)
     }
