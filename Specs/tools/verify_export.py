@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 CODES = {"action.proposed": 1, "action.reviewed": 2, "action.confirmed": 3, "action.approved": 4,
          "action.auto_shipped": 5, "action.dismissed": 6, "action.held": 7, "action.edited": 8,
          "action.executed": 9, "action.failed": 10, "action.expired": 11, "device.linked": 20,
-         "device.revoked": 21, "policy.set": 30, "store.created": 40}
+         "device.revoked": 21, "device.key_rotated": 22, "policy.set": 30, "store.created": 40}
 STAKES = {"low": 0, "medium": 1, "high": 2}
 
 def u8(v): return bytes([v])
@@ -120,10 +120,28 @@ def check_proofs(e, store, devices):
                     ("key_protection", k["protection"]), ("introduced_by", k["introduced_by"])])
                 if not p256_verify(bytes.fromhex(by["key"]["public_key"]), bytes.fromhex(k["introduction_signature"]), msg):
                     return "introduction signature"
-        devices[d["device"]] = {"person": e["person"], "org": e["org"], "key": k, "revoked": False}
+        devices[d["device"]] = {"person": e["person"], "org": e["org"], "key": k, "revoked": False, "platform": d["platform"]}
         return None
     if t == "device.revoked":
         devices[d["device"]]["revoked"] = True
+        return None
+    if t == "device.key_rotated":
+        # statements.md §3.1: signed by an unrevoked keyed device of the person, with its key in force.
+        dev, k = devices.get(d["device"]), d["key"]
+        if not dev or not dev["key"] or dev["revoked"] or dev["person"] != e["person"] or dev["org"] != e["org"]:
+            return "a rotation of %s, not an unrevoked keyed device of %s" % (d["device"], e["person"])
+        if d["previous_key_fingerprint"] != dev["key"]["fingerprint"]: return "rotation of another key than the one in force"
+        if k["fingerprint"] == dev["key"]["fingerprint"]: return "a rotation to the key in force"
+        if dev["platform"] == "cli" and k["protection"] == "user-verification": return "a cli key declaring user-verification"
+        by = devices.get(k.get("introduced_by"))
+        if k["trust"] != "introduced" or not by or not by["key"] or by["revoked"] or by["person"] != e["person"] or by["org"] != e["org"]:
+            return "rotation signed by %s, not an unrevoked keyed device of %s" % (k.get("introduced_by"), e["person"])
+        msg = statement("actionledger-rotate-v1", [("store", store), ("org", e["org"]), ("person", e["person"]),
+            ("device", d["device"]), ("platform", dev["platform"]), ("key", k["fingerprint"]), ("key_protection", k["protection"]),
+            ("previous_key", d["previous_key_fingerprint"]), ("signed_by", k["introduced_by"])])
+        if not p256_verify(bytes.fromhex(by["key"]["public_key"]), bytes.fromhex(k["introduction_signature"]), msg):
+            return "rotation signature"
+        dev["key"] = k
         return None
     if t not in STEPS or e.get("device") not in devices: return None
     dev, p = devices[e["device"]], d.get("proof")
@@ -182,6 +200,9 @@ def body(t, d):
         key = device_key(d["key"]) if "key" in d else b""
         return string(d["device"]) + string(d["label"]) + string(d["platform"]) + key
     if t == "device.revoked": return string(d["device"]) + string(d["reason"])
+    if t == "device.key_rotated":
+        assert d["key"]["trust"] == "introduced", "a rotated key is introduced"
+        return string(d["device"]) + digest(d["previous_key_fingerprint"]) + device_key(d["key"])
     if t == "policy.set":
         a = d["auto_ship"]
         return (varint(d["version"]) + u8(1 if a["enabled"] else 0) + double(a["confidence_floor"]) + varint(a["daily_cap"])

@@ -22,6 +22,10 @@ public enum Command: Sendable, Equatable {
     /// device, otherwise introduced by an unrevoked keyed device of hers (`key.trust`).
     case linkKeyedDevice(device: String, person: String, org: String, label: String, platform: Platform, key: DeviceKey)
     case revokeDevice(device: String, reason: String)
+    /// Put a new key in force for a keyed device; `key.trust` names the unrevoked keyed
+    /// device of the same person (the device itself, or another) that signed the rotation
+    /// statement with its key in force (``Statement/rotation(storeId:org:person:device:platform:key:previous:signedBy:)``).
+    case rotateDeviceKey(device: String, key: DeviceKey)
     /// Put a new policy version in force; its version must be the current one + 1 (or 0 to take the next).
     case setPolicy(PolicyDocument, org: String)
 
@@ -31,7 +35,7 @@ public enum Command: Sendable, Equatable {
         case .propose(let p): p.actionId
         case .tap(_, let a, _, _, _), .dismiss(let a, _, _), .edit(let a, _, _), .hold(let a, _, _),
              .recordOutcome(let a, _, _), .expire(let a): a
-        case .linkDevice, .linkKeyedDevice, .revokeDevice, .setPolicy: nil
+        case .linkDevice, .linkKeyedDevice, .revokeDevice, .rotateDeviceKey, .setPolicy: nil
         }
     }
 }

@@ -207,6 +207,13 @@ enum CommandHandler {
             try append(actor: request.actor, device: nil, org: d.org, person: d.person, actionId: nil,
                        .deviceRevoked(DeviceRevocation(device: deviceId, reason: reason)))
 
+        case .rotateDeviceKey(let deviceId, let key):
+            let device = try reader.deviceState(deviceId)
+            let signer = key.introducer == deviceId ? device : try key.introducer.flatMap { try reader.deviceState($0) }
+            let rotation = try DeviceRotation.check(deviceId, device: device, key: key, signer: signer, storeId: try reader.storeId())
+            try append(actor: request.actor, device: nil, org: device?.org ?? "", person: device?.person ?? "", actionId: nil,
+                       .deviceKeyRotated(rotation))
+
         case .setPolicy(var document, let org):
             if let p = FieldReader.identifierProblem(org) { throw LedgerError(.invalidInput, "org \(p)") }
             let current = try reader.policy(org: org)

@@ -16,6 +16,9 @@ enum CommandReplay {
         case .revokeDevice(let device, _):
             if case .deviceRevoked(let d) = first.payload { return d.device == device }
             return false
+        case .rotateDeviceKey(let device, let key):
+            if case .deviceKeyRotated(let k) = first.payload { return k.device == device && k.key == key }
+            return false
         case .setPolicy(_, let org):
             return first.org == org
         case .propose, .recordOutcome, .expire:
@@ -34,6 +37,7 @@ enum CommandReplay {
         case .expire: "expire"
         case .linkDevice, .linkKeyedDevice: "link"
         case .revokeDevice: "revoke"
+        case .rotateDeviceKey: "rotate"
         case .setPolicy: "policy"
         }
     }
@@ -51,6 +55,7 @@ enum CommandReplay {
         case .expired: "expire"
         case .deviceLinked: "link"
         case .deviceRevoked: "revoke"
+        case .deviceKeyRotated: "rotate"
         case .policySet: "policy"
         case .storeCreated: "create"
         }

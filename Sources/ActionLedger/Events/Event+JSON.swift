@@ -103,6 +103,8 @@ extension Payload {
             return .object(o)
         case .deviceRevoked(let d):
             return ["device": .string(d.device), "reason": .string(d.reason)]
+        case .deviceKeyRotated(let k):
+            return ["device": .string(k.device), "previous_key_fingerprint": .string(k.previousFingerprint.hex), "key": k.key.json]
         case .policySet(let p):
             return p.json
         case .storeCreated(let c):
@@ -180,6 +182,11 @@ extension Payload {
         case .deviceRevoked:
             self = .deviceRevoked(DeviceRevocation(device: try r.identifier("device"),
                                                    reason: try r.string("reason", max: L.rationale, allowEmpty: true)))
+        case .deviceKeyRotated:
+            let rotation = KeyRotation(device: try r.identifier("device"), previousFingerprint: try r.digest("previous_key_fingerprint"),
+                                       key: try DeviceKey(fields: try r.object("key")))
+            guard rotation.key.introducer != nil else { throw r.fail("key.trust", "a rotated key is introduced, never first_use") }
+            self = .deviceKeyRotated(rotation)
         case .policySet:
             let p = try PolicyDocument(fields: &r, requireVersion: true)
             // Schema 2 is the document with proof requirements, schema 1 the one without.

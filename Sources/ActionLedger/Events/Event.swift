@@ -63,7 +63,7 @@ public struct Event: Sendable, Equatable {
 public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case actionProposed = 1, actionReviewed, actionConfirmed, actionApproved, actionAutoShipped,
          actionDismissed, actionHeld, actionEdited, actionExecuted, actionFailed, actionExpired
-    case deviceLinked = 20, deviceRevoked
+    case deviceLinked = 20, deviceRevoked, deviceKeyRotated
     case policySet = 30
     case storeCreated = 40
 
@@ -83,6 +83,7 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .actionExpired: "action.expired"
         case .deviceLinked: "device.linked"
         case .deviceRevoked: "device.revoked"
+        case .deviceKeyRotated: "device.key_rotated"
         case .policySet: "policy.set"
         case .storeCreated: "store.created"
         }
@@ -122,6 +123,7 @@ public enum Payload: Sendable, Equatable {
     case expired
     case deviceLinked(DeviceLink)
     case deviceRevoked(DeviceRevocation)
+    case deviceKeyRotated(KeyRotation)
     case policySet(PolicyDocument)
     case storeCreated(StoreCreation)
 
@@ -153,6 +155,7 @@ public enum Payload: Sendable, Equatable {
         case .expired: .actionExpired
         case .deviceLinked: .deviceLinked
         case .deviceRevoked: .deviceRevoked
+        case .deviceKeyRotated: .deviceKeyRotated
         case .policySet: .policySet
         case .storeCreated: .storeCreated
         }

@@ -63,6 +63,10 @@ extension EventCodec {
         case .deviceRevoked(let d):
             w.string(d.device)
             w.string(d.reason)
+        case .deviceKeyRotated(let k):
+            w.string(k.device)
+            w.digest(k.previousFingerprint)
+            k.key.encode(&w)
         case .policySet(let p):
             writePolicy(p, &w)
             // Schema 2: the proof table; schema 1 (no requirements) ends here.
@@ -144,6 +148,10 @@ extension EventCodec {
                                             key: version >= 2 ? try DeviceKey.decode(&r) : nil))
         case .deviceRevoked:
             return .deviceRevoked(DeviceRevocation(device: try r.string(), reason: try r.string()))
+        case .deviceKeyRotated:
+            let rotation = KeyRotation(device: try r.string(), previousFingerprint: try r.digest(), key: try DeviceKey.decode(&r))
+            guard rotation.key.introducer != nil else { throw r.fail("a rotated key must be vouched for (trust introduced)") }
+            return .deviceKeyRotated(rotation)
         case .policySet:
             var p = try readPolicy(&r)
             if version >= 2 {

@@ -152,6 +152,19 @@ public struct DecisionReplay {
             state.revokedAt = event.at
             devices[d.device] = state
             return nil
+        case .deviceKeyRotated(let k):
+            if judge {
+                guard let state = devices[k.device], event.person == state.person, event.org == state.org else {
+                    throw fail("device.rotate", "the rotation names \(event.person)/\(event.org), not device \(k.device)'s person",
+                               .unknownDevice)
+                }
+                // The signature is checked against the signer's key in force here (statements.md §3.1).
+                do { try DeviceRotation.check(recorded: k, devices: { devices[$0] }, storeId: try reader.storeId()) } catch let e as LedgerError {
+                    throw fail("device.rotate", e.message, e.code)
+                }
+            }
+            devices[k.device]?.apply(k)
+            return nil
         default:
             return try applyAction(event, reader: reader, judge: judge, fail)
         }

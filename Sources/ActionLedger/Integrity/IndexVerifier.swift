@@ -125,7 +125,8 @@ struct IndexVerifier {
                     + "\(owner ?? f.actionId ?? "no action or device")")
             }
             let first: EventType = actions ? .actionProposed : .deviceLinked
-            guard (f.type == first) == starts, actions || f.type == .deviceLinked || f.type == .deviceRevoked else {
+            guard (f.type == first) == starts,
+                  actions || f.type == .deviceLinked || f.type == .deviceRevoked || f.type == .deviceKeyRotated else {
                 throw Self.failure(index, key, seq, "index_mismatch", starts
                     ? "starts its stream with seq \(seq), a \(f.type.name), not a \(first.name)"
                     : "points to seq \(seq), a second \(first.name)")
@@ -255,6 +256,6 @@ struct IndexedFields {
         org = try r.string()
         person = try r.string()
         actionId = try r.optional { try $0.string() }
-        device = type == .deviceLinked || type == .deviceRevoked ? try r.string() : nil
+        device = type == .deviceLinked || type == .deviceRevoked || type == .deviceKeyRotated ? try r.string() : nil
     }
 }

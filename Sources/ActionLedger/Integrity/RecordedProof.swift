@@ -97,6 +97,10 @@ struct ProofScan {
                                                    platform: link.platform, linkedAt: event.at, revokedAt: nil, key: link.key)
             case .deviceRevoked(let r):
                 devices[r.device]?.revokedAt = event.at
+            case .deviceKeyRotated(let k):
+                try DeviceRotation.check(recorded: k, devices: { devices[$0] }, storeId: storeId)
+                devices[k.device]?.apply(k)
+                checked += 1
             default:
                 guard let id = event.device, let device = devices[id], event.payload.proof != nil || device.key != nil,
                       RecordedProof.statement(event, event.payload.proof ?? Self.none, storeId: .zero) != nil else { return }
@@ -106,7 +110,7 @@ struct ProofScan {
         } catch let e as LedgerError {
             var details: JSONObject = ["seq": .number(Double(event.seq)), "problem": e.details["problem"] ?? .string(e.code.rawValue)]
             details["proof_code"] = .string(e.code.rawValue)
-            details["field"] = .string(event.type == .deviceLinked ? "data.key" : "data.proof")
+            details["field"] = .string(event.type == .deviceLinked || event.type == .deviceKeyRotated ? "data.key" : "data.proof")
             throw LedgerError(.integrityFailure, "seq \(event.seq) (\(event.type.name)): \(e.message)", details: details)
         }
     }

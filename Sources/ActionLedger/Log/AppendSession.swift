@@ -131,6 +131,8 @@ final class AppendSession {
             try bindPerson(event)
         case .deviceRevoked(let d):
             try dbs.deviceSeqs.put(txn, key: Keys.composite(d.device, event.seq), value: empty)
+        case .deviceKeyRotated(let k):
+            try dbs.deviceSeqs.put(txn, key: Keys.composite(k.device, event.seq), value: empty)
         case .policySet:
             try dbs.meta.put(txn, key: MetaKey.policy, value: Keys.u64(event.seq))
             try dbs.meta.put(txn, key: MetaKey.policy(org: event.org), value: Keys.u64(event.seq))

@@ -62,6 +62,7 @@ public struct AuditProjection: Projection {
         case .deviceRevoked(let d):
             e.device = d.device
             e.detail = d.reason
+        case .deviceKeyRotated(let k): e.device = k.device
         case .policySet(let p):
             e.policyVersion = p.version
             try store.put(Self.state, key: Self.policyKey, value: Keys.u64(UInt64(p.version)))
