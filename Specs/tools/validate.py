@@ -78,7 +78,7 @@ def mutations(event):
     yield "bad time", m(lambda e: e.__setitem__("at", "yesterday"))
     yield "empty command id", m(lambda e: e.__setitem__("command_id", ""))
     yield "no data", m(lambda e: e.pop("data"))
-    if event["type"].startswith("action."):
+    if event["type"].startswith("action.") or event["type"] == "tap.refused":
         yield "action event without action_id", m(lambda e: e.pop("action_id"))
         yield "action_id with a space", m(lambda e: e.__setitem__("action_id", "a 1"))
     else:
@@ -102,6 +102,9 @@ def mutations(event):
         yield "key protection 'face'", m(lambda e: e["data"]["key"].__setitem__("protection", "face"))
     if "key" in event["data"] and event["type"] == "device.linked":
         yield "key in schema 1", m(lambda e: e.__setitem__("schema_version", 1))
+    if event["type"] == "tap.refused":
+        yield "a refusal code never recorded", m(lambda e: e["data"].__setitem__("code", "bad_proof"))
+        yield "a refusal without its statement", m(lambda e: e["data"].pop("statement"))
     if event["type"] == "device.key_rotated":
         yield "a rotated key on first use", m(lambda e: e["data"]["key"].__setitem__("trust", "first_use"))
         yield "no previous key", m(lambda e: e["data"].pop("previous_key_fingerprint"))

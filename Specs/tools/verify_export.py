@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 CODES = {"action.proposed": 1, "action.reviewed": 2, "action.confirmed": 3, "action.approved": 4,
          "action.auto_shipped": 5, "action.dismissed": 6, "action.held": 7, "action.edited": 8,
          "action.executed": 9, "action.failed": 10, "action.expired": 11, "device.linked": 20,
-         "device.revoked": 21, "device.key_rotated": 22, "policy.set": 30, "store.created": 40}
+         "device.revoked": 21, "device.key_rotated": 22, "policy.set": 30, "store.created": 40, "tap.refused": 50}
 STAKES = {"low": 0, "medium": 1, "high": 2}
 
 def u8(v): return bytes([v])
@@ -71,7 +71,9 @@ def proof(t, e):
     # The signed schema of a tap type appends its proof (events.md, "Signed taps").
     signed = 3 if t in ("action.reviewed", "action.confirmed", "action.approved", "action.dismissed") else 2
     if e["schema_version"] < signed: return b""
-    p = e["data"]["proof"]
+    return proof_bytes(e["data"]["proof"])
+
+def proof_bytes(p):
     assert p["format"] == "p256" and re.fullmatch(r"[0-9a-f]{128}", p["signature"])
     return (u8(1) + timestamp(p["claimed_at"]) + digest(p["content_hash"]) + digest(p["key_fingerprint"])
             + u8({"signed": 1, "signed_uv": 2}[p["level"]]) + bytes.fromhex(p["signature"]))
@@ -143,6 +145,8 @@ def check_proofs(e, store, devices):
             return "rotation signature"
         dev["key"] = k
         return None
+    if t == "tap.refused":
+        return check_refusal(e, store, devices.get(e.get("device")))
     if t not in STEPS or e.get("device") not in devices: return None
     dev, p = devices[e["device"]], d.get("proof")
     if not dev["key"]: return "a proof from a device without a key" if p else None
@@ -159,6 +163,30 @@ def check_proofs(e, store, devices):
     lines[7] = ("claimed_at", iso(ms(p["claimed_at"])))
     if not p256_verify(bytes.fromhex(dev["key"]["public_key"]), bytes.fromhex(p["signature"]), statement("actionledger-statement-v1", lines)):
         return "proof signature"
+    return None
+
+def check_refusal(e, store, dev):
+    # statements.md §2.3: the recorded statement is the one the envelope and proof imply (its
+    # parameter line aside), signed by the device's key in force, claimed within the window.
+    d, p = e["data"], e["data"]["proof"]
+    if not dev or not dev["key"] or dev["person"] != e["person"] or dev["org"] != e["org"]: return "a refusal of no keyed device of the person"
+    if p["key_fingerprint"] != dev["key"]["fingerprint"]: return "refusal signed by another key than the device's"
+    if p["level"] != ("signed_uv" if dev["key"]["protection"] == "user-verification" else "signed"): return "proof level"
+    age = ms(e["at"]) - ms(p["claimed_at"])
+    if age > 24 * 3600000 or -age > 5 * 60000: return "refusal claimed_at outside the window"
+    lines = [("store", store), ("org", e["org"]), ("action", e["action_id"]), ("step", d["step"]),
+             ("content", p["content_hash"]), ("device", e["device"]), ("command", e["command_id"]),
+             ("claimed_at", iso(ms(p["claimed_at"])))]
+    recorded = bytes.fromhex(d["statement"])
+    param = {"hold": "until", "edit": "text_sha256", "dismiss": "reason_sha256"}.get(d["step"])
+    if param:
+        last = recorded.decode("utf-8", "replace").rstrip("\n").split("\n")[-1]
+        value = last[len(param) + 1:]
+        good = iso(ms(value)) == value if param == "until" and re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+Z", value) else bool(re.fullmatch(r"[0-9a-f]{64}", value))
+        if not last.startswith(param + ":") or not good: return "refusal statement parameter"
+        lines.append((param, value))
+    if statement("actionledger-statement-v1", lines) != recorded: return "refusal statement"
+    if not p256_verify(bytes.fromhex(dev["key"]["public_key"]), bytes.fromhex(p["signature"]), recorded): return "refusal signature"
     return None
 
 def iso(total):
@@ -200,6 +228,10 @@ def body(t, d):
         key = device_key(d["key"]) if "key" in d else b""
         return string(d["device"]) + string(d["label"]) + string(d["platform"]) + key
     if t == "device.revoked": return string(d["device"]) + string(d["reason"])
+    if t == "tap.refused":
+        statement_bytes = bytes.fromhex(d["statement"])
+        return (u8(["review", "confirm", "approve", "dismiss", "edit", "hold"].index(d["step"])) + string(d["code"])
+                + varint(len(statement_bytes)) + statement_bytes + proof_bytes(d["proof"]))
     if t == "device.key_rotated":
         assert d["key"]["trust"] == "introduced", "a rotated key is introduced"
         return string(d["device"]) + digest(d["previous_key_fingerprint"]) + device_key(d["key"])

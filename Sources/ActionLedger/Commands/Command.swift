@@ -90,4 +90,27 @@ public struct CommandResult: Sendable, Equatable {
     public var nextTap: TapStep?
     /// A tap already counted on this content: nothing was appended.
     public var duplicateTap: Bool = false
+    /// Set when the command was refused although its proof verified: `events` holds the
+    /// `tap.refused` it recorded, and ``Ledger/execute(_:)`` reports the refusal.
+    public var refusal: LedgerError? {
+        get { refused?.error }
+        set { refused = newValue.map(Refused.init) }
+    }
+    private var refused: Refused?
+
+    /// Results compare by the refusal's code and message (a ``LedgerError`` is not Equatable).
+    private struct Refused: Equatable, Sendable {
+        let error: LedgerError
+        static func == (a: Refused, b: Refused) -> Bool { a.error.code == b.error.code && a.error.message == b.error.message }
+    }
+
+    init(commandId: String, events: [StoredEvent], replayed: Bool, action: ActionState? = nil, nextTap: TapStep? = nil,
+         duplicateTap: Bool = false) {
+        self.commandId = commandId
+        self.events = events
+        self.replayed = replayed
+        self.action = action
+        self.nextTap = nextTap
+        self.duplicateTap = duplicateTap
+    }
 }

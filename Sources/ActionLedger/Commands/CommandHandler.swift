@@ -24,7 +24,24 @@ enum CommandHandler {
                               details: ["field": "command_id"])
         }
         var before: ActionState?
-        var result = try decide(request, session, before: &before)
+        let writes = session.writes
+        var result: CommandResult
+        do {
+            result = try decide(request, session, before: &before)
+        } catch let e as LedgerError {
+            // An authenticated refusal is recorded (its command id is not: a queued replay may run).
+            guard session.writes == writes, let now = try? TimeRules.check(request.now, head: try session.headTime()),
+                  let refusal = try RefusalRecorder.refusal(for: request, e, reader: reader, now: now),
+                  let id = request.command.actionId, let s = try reader.actionState(id) else { throw e }
+            let stored = try session.append(Event(at: now, actor: s.person, device: CommandStatement.deviceId(request.command),
+                                                  commandId: request.commandId, org: s.org, person: s.person, actionId: id,
+                                                  payload: .tapRefused(refusal)))
+            var refused = CommandResult(commandId: request.commandId, events: [stored], replayed: false, action: s)
+            var details = e.details
+            details["recorded_seq"] = .number(Double(stored.event.seq))
+            refused.refusal = LedgerError(e.code, e.message + " (recorded as tap.refused, seq \(stored.event.seq))", details: details)
+            return refused
+        }
         if !result.events.isEmpty {
             try session.recordCommand(request.commandId, first: result.events[0].seq, count: result.events.count)
         }

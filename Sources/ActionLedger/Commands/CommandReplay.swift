@@ -58,6 +58,7 @@ enum CommandReplay {
         case .deviceKeyRotated: "rotate"
         case .policySet: "policy"
         case .storeCreated: "create"
+        case .tapRefused: "refused"
         }
     }
 }

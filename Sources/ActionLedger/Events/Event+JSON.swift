@@ -41,7 +41,7 @@ extension Event {
         let person = try r.identifier("person")
         let actionId = try r.optionalString("action_id", max: FieldReader.Limit.id)
         // The per-action index is keyed by it: action events need one, others have none.
-        if typeName.hasPrefix("action.") != (actionId != nil) {
+        if type.hasActionId != (actionId != nil) {
             throw r.fail("action_id", actionId == nil ? "is required for \(typeName)" : "is not allowed for \(typeName)")
         }
         if let actionId, let bad = FieldReader.identifierProblem(actionId) { throw r.fail("action_id", bad) }
@@ -109,6 +109,8 @@ extension Payload {
             return p.json
         case .storeCreated(let c):
             return ["test_clock": .bool(c.testClock), "demo": .bool(c.demo)]
+        case .tapRefused(let t):
+            return t.json
         }
     }
 
@@ -196,6 +198,8 @@ extension Payload {
             self = .policySet(p)
         case .storeCreated:
             self = .storeCreated(StoreCreation(testClock: try r.bool("test_clock"), demo: try r.bool("demo")))
+        case .tapRefused:
+            self = .tapRefused(try TapRefusal(fields: &r))
         }
     }
 

@@ -66,6 +66,7 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case deviceLinked = 20, deviceRevoked, deviceKeyRotated
     case policySet = 30
     case storeCreated = 40
+    case tapRefused = 50
 
     /// The dotted name used in JSON and Specs.
     public var name: String {
@@ -86,6 +87,7 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .deviceKeyRotated: "device.key_rotated"
         case .policySet: "policy.set"
         case .storeCreated: "store.created"
+        case .tapRefused: "tap.refused"
         }
     }
 
@@ -101,6 +103,10 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         default: 1
         }
     }
+
+    /// Whether events of this type name an action (`action.*`, and `tap.refused`, which is
+    /// kept in its action's stream without changing it).
+    public var hasActionId: Bool { name.hasPrefix("action.") || self == .tapRefused }
 
     public init?(name: String) {
         guard let t = EventType.allCases.first(where: { $0.name == name }) else { return nil }
@@ -126,6 +132,7 @@ public enum Payload: Sendable, Equatable {
     case deviceKeyRotated(KeyRotation)
     case policySet(PolicyDocument)
     case storeCreated(StoreCreation)
+    case tapRefused(TapRefusal)
 
     /// The rules version recorded by a proposal or decision (1 for events written before
     /// rules were versioned); nil for other events.
@@ -158,6 +165,7 @@ public enum Payload: Sendable, Equatable {
         case .deviceKeyRotated: .deviceKeyRotated
         case .policySet: .policySet
         case .storeCreated: .storeCreated
+        case .tapRefused: .tapRefused
         }
     }
 }

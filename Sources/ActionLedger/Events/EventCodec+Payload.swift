@@ -74,6 +74,8 @@ extension EventCodec {
         case .storeCreated(let c):
             w.bool(c.testClock)
             w.bool(c.demo)
+        case .tapRefused(let t):
+            t.encode(&w)
         }
     }
 
@@ -162,6 +164,8 @@ extension EventCodec {
             return .policySet(p)
         case .storeCreated:
             return .storeCreated(StoreCreation(testClock: try r.bool(), demo: try r.bool()))
+        case .tapRefused:
+            return .tapRefused(try TapRefusal.decode(&r))
         }
     }
 

@@ -92,13 +92,18 @@ public struct DecisionReplay {
         if judge {
             if let p = previous {
                 if event.at < p.at { throw fail("time.monotonic", "recorded at \(event.at.iso8601), before seq \(p.seq)") }
-                if event.commandId == p.commandId, !(event.type == .actionAutoShipped && p.type == .actionProposed) {
+                if event.commandId == p.commandId, !(event.type == .actionAutoShipped && p.type == .actionProposed),
+                   event.type != .tapRefused, p.type != .tapRefused {
                     throw fail("command.unique", "command id \(event.commandId) already produced seq \(p.seq)")
                 }
             }
-            guard let (first, count) = try reader.command(event.commandId),
-                  first <= event.seq, event.seq < first + UInt64(count) else {
-                throw fail("command.unique", "the commands index does not give command \(event.commandId) this seq")
+            let range = try reader.command(event.commandId)
+            let covered = range.map { $0.first <= event.seq && event.seq < $0.first + UInt64($0.count) } ?? false
+            // A recorded refusal's command id is never registered (policy.md §7).
+            guard covered != (event.type == .tapRefused) else {
+                throw fail("command.unique", event.type == .tapRefused
+                    ? "the commands index registers refused command \(event.commandId)"
+                    : "the commands index does not give command \(event.commandId) this seq")
             }
         }
         let day = event.at.utcDay
@@ -275,6 +280,15 @@ public struct DecisionReplay {
                     throw fail("content_hash", "the content hash is not the edited preview's", .integrityFailure)
                 }
                 guard e.preview != state.proposal.preview else { throw fail("action.edit", "the edit changes nothing", .invalidInput) }
+            case .tapRefused(let t):
+                // Authenticated (the device's key in force signed it), and a refusal the
+                // policy gives that signed step on the action as it stood.
+                try RecordedRefusal.check(event, t, device: device, storeId: try reader.storeId())
+                let code = RecordedRefusal.rejudge(event, t, state: state, device: device, policy: policy, rules: rules)
+                guard code?.rawValue == t.code else {
+                    throw fail("tap.refused", "recorded as refused \(t.code); the policy gives "
+                        + (code.map { "\($0.rawValue)" } ?? "no refusal") + " for that \(t.step.rawValue)", nil)
+                }
             case .executed, .failed:
                 guard state.status == .approved || state.status == .autoShipped else {
                     throw fail("action.outcome", "an outcome for an action that is \(state.status.rawValue)", .notApproved)
@@ -288,7 +302,7 @@ public struct DecisionReplay {
                 throw fail("event.type", "not an action event", .corruptEvent)
             }
             // The policy's device checks passed: a keyed device's event must carry its proof.
-            if let device {
+            if let device, event.type != .tapRefused {
                 if storeId == nil { storeId = .some(try reader.storeId()) }
                 do { try RecordedProof.check(event, device: device, storeId: storeId ?? nil) } catch let e as LedgerError {
                     throw fail("proof", e.message, e.code)

@@ -101,6 +101,9 @@ struct ProofScan {
                 try DeviceRotation.check(recorded: k, devices: { devices[$0] }, storeId: storeId)
                 devices[k.device]?.apply(k)
                 checked += 1
+            case .tapRefused(let t):
+                try RecordedRefusal.check(event, t, device: event.device.flatMap { devices[$0] }, storeId: storeId)
+                checked += 1
             default:
                 guard let id = event.device, let device = devices[id], event.payload.proof != nil || device.key != nil,
                       RecordedProof.statement(event, event.payload.proof ?? Self.none, storeId: .zero) != nil else { return }

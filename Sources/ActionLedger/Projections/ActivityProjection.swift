@@ -33,6 +33,7 @@ public struct ActivityProjection: Projection {
         case .deviceLinked(let d): "linked \(d.device) (\(d.label), \(d.platform.rawValue))"
         case .deviceRevoked(let d): "revoked \(d.device): \(d.reason)"
         case .deviceKeyRotated(let k): "rotated \(k.device)'s key"
+        case .tapRefused(let t): "refused \(t.step.rawValue): \(t.code)"
         case .policySet(let p): "set policy v\(p.version)"
         case .storeCreated(let c): "created the store" + (c.testClock ? " (test clock)" : "") + (c.demo ? " (demo)" : "")
         }

@@ -63,6 +63,7 @@ public struct AuditProjection: Projection {
             e.device = d.device
             e.detail = d.reason
         case .deviceKeyRotated(let k): e.device = k.device
+        case .tapRefused(let t): e.detail = "\(t.step.rawValue) refused: \(t.code)"
         case .policySet(let p):
             e.policyVersion = p.version
             try store.put(Self.state, key: Self.policyKey, value: Keys.u64(UInt64(p.version)))

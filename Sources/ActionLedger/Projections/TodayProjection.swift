@@ -127,7 +127,7 @@ public struct TodayProjection: Projection {
             try store.delete(Self.feed, key: item.feedKey(Policy.requirements(of: item.proposal, under: try policy(store, org: item.org)).stakes))
         case .policySet(let document):
             try rerank(under: document, org: event.org, store)
-        case .executed, .failed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .storeCreated:
+        case .executed, .failed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .storeCreated, .tapRefused:
             break  // not pending: nothing in the feed changes
         }
     }

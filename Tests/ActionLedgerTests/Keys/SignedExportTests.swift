@@ -8,7 +8,7 @@ import Testing
 
     /// Under the strict policy (Specs/policies/strict.json, a `policy.set` schema 2): a
     /// high-stakes path signed from two devices (one introduced by the other), a signed
-    /// hold, edit and dismissal, and a key rotation vouched for by the other device.
+    /// hold, edit and dismissal, a recorded refusal, and a key rotation vouched for by the other device.
     static func signedStore() throws -> TempLedger {
         let t = try keyedStore(stakes: .high)
         let phone = TestDeviceKey(), laptop = TestDeviceKey()
@@ -23,6 +23,8 @@ import Testing
         try t.ledger.signed(.tap(.approve, actionId: "a1", device: "iphone"), phone)
         try t.ledger.run(.propose(proposal("a2")))
         try t.ledger.signed(.dismiss(actionId: "a2", device: "laptop", reason: "not now"), laptop)
+        // A signed dismissal of a decided action: refused, and recorded (tap.refused).
+        _ = try? t.ledger.signed(.dismiss(actionId: "a1", device: "iphone", reason: "late"), phone)
         try t.ledger.rotate("laptop", to: TestDeviceKey(), signer: ("iphone", phone))
         return t
     }
@@ -37,15 +39,15 @@ import Testing
             try Self.signedStore().ledger.exportJSONL { bytes += $0 }
             try Data(bytes).write(to: Self.examples)
         }
-        #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 14)
-        #expect(try TempLedger().ledger.importJSONL(path: Self.examples.path).seq == 14)
+        #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 15)
+        #expect(try TempLedger().ledger.importJSONL(path: Self.examples.path).seq == 15)
         let kinds = Set(try String(contentsOf: Self.examples, encoding: .utf8).split(separator: "\n").map { line -> String in
             let e = try JSONParser.parse(String(line))
             guard case .number(let v)? = e["schema_version"] else { return "" }
             return "\(e["type"]!.stringValue)/\(Int(v))"
         })
         for k in ["device.linked/2", "action.reviewed/3", "action.confirmed/3", "action.approved/3", "action.dismissed/3",
-                  "action.held/2", "action.edited/2", "policy.set/2", "device.key_rotated/1"] {
+                  "action.held/2", "action.edited/2", "policy.set/2", "device.key_rotated/1", "tap.refused/1"] {
             #expect(kinds.contains(k), "\(k)")
         }
     }
@@ -57,12 +59,12 @@ import Testing
         try t.ledger.exportJSONL { bytes += $0 }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let r = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
-        #expect(r.status == 0 && r.stdout.hasPrefix("ok 14 "), "\(r.stdout)\(r.stderr)")
-        #expect(try ExportVerifier.verify(path: path).head.seq == 14)
+        #expect(r.status == 0 && r.stdout.hasPrefix("ok 15 "), "\(r.stdout)\(r.stderr)")
+        #expect(try ExportVerifier.verify(path: path).head.seq == 15)
         let fresh = try TempLedger()
         let head = try fresh.ledger.importJSONL(path: path)
-        #expect(head.seq == 14)
-        #expect(try fresh.ledger.verifyProofs() == 10)
+        #expect(head.seq == 15)
+        #expect(try fresh.ledger.verifyProofs() == 11)
         #expect(try fresh.ledger.replayDecisions().mismatch == nil)
     }
 

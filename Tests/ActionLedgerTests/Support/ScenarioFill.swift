@@ -103,7 +103,7 @@ struct ScenarioFill {
         case .deviceRevoked:
             dataDefault("reason", "")
             actor = "operator"
-        case .deviceLinked, .deviceKeyRotated, .storeCreated:
+        case .deviceLinked, .deviceKeyRotated, .storeCreated, .tapRefused:
             actor = "operator"
         }
         byDefault("actor", .string(actor))
