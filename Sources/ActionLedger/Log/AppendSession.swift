@@ -205,34 +205,35 @@ final class AppendSession {
         guard zip(checkpoints, marks).contains(where: { $1 == nil && head.seq - $0 >= registry.maxLag }) else { return }
         let stores = try registry.liveStores(in: txn)
         var stale = marks.map { $0 != nil }
-        func fold(_ event: Event) throws {
-            for (i, (p, s)) in zip(registry.projections, stores).enumerated() where !stale[i] && s.checkpoint < event.seq {
+        func fold(_ seq: UInt64, _ apply: (any Projection, ProjectionStore) throws -> Void) throws {
+            for (i, (p, s)) in zip(registry.projections, stores).enumerated() where !stale[i] && s.checkpoint < seq {
                 do {
-                    try ProjectionRegistry.apply(event, p, s)
+                    try apply(p, s)
                 } catch let e as LedgerError {
                     // Its database may hold part of this event: the mark keeps every query off it until a rebuild.
                     stale[i] = true
-                    try ProjectionStaleMark(seq: event.seq, reason: e.message).write(p.name, dbs.meta, in: txn)
+                    try ProjectionStaleMark(seq: seq, reason: e.message).write(p.name, dbs.meta, in: txn)
                 }
             }
         }
-        // One pass, each event decoded once for every projection: from the log up to what
-        // this transaction appended (all of it after an import too large to keep), then
-        // this transaction's events from memory.
+        // One pass: from the log (read in place) up to what this transaction appended (all
+        // of it after an import too large to keep), then this transaction's events from memory.
         let fromLog = appended == nil ? head.seq : initialHead.seq
         if let low = checkpoints.min(), low < fromLog {
-            try reader.forEach(from: low + 1) { stored in
-                try fold(stored.event)
-                return stored.event.seq < fromLog
+            try reader.forEachView(from: low + 1) { view, decode in
+                try fold(view.seq) { p, s in try ProjectionRegistry.apply(view, p, s, decode: decode) }
+                return view.seq < fromLog
             }
         }
-        for event in appended ?? [] { try fold(event) }
+        for event in appended ?? [] {
+            try fold(event.seq) { p, s in try ProjectionRegistry.apply(event, p, s) }
+        }
         for (i, (p, s)) in zip(registry.projections, stores).enumerated() where !stale[i] {
             guard s.checkpoint == head.seq else {
                 throw LedgerError(.projectionStale, "projection \(p.name) reached seq \(s.checkpoint), not the head \(head.seq)")
             }
-            try registry.saveMeta(ProjectionMeta(version: p.version, generation: s.generation, checkpoint: s.checkpoint,
-                                                 digest: s.digest), p.name, in: txn)
+            try registry.saveMeta(ProjectionMeta(version: p.version, generation: s.generation, checkpoint: s.checkpoint),
+                                  p.name, in: txn)
         }
     }
 }

@@ -54,6 +54,27 @@ public struct LogReader {
         try txn.scan(dbs.events, from: Keys.u64(from)) { _, v in try body(try LogReader.decode(v)) }
     }
 
+    /// Visits events in seq order read in place (``EventView``), each with a `decode` that
+    /// decodes it at most once however often it is called: the lean folds' reader.
+    /// - throws: `corrupt_event` when a record is malformed or carries another seq than its key.
+    public func forEachView(from: UInt64 = 1,
+                            _ body: (EventView, _ decode: () throws -> Event) throws -> Bool) throws {
+        try forEachRaw(from: from) { seq, v in
+            let view = try EventView(stored: v)
+            guard view.seq == seq else {
+                throw LedgerError(.corruptEvent, "the event stored at seq \(seq) carries seq \(view.seq)",
+                                  details: ["seq": .number(Double(seq))])
+            }
+            var decoded: Event?
+            return try body(view) {
+                if let decoded { return decoded }
+                let event = try EventCodec.decode(view.bytes)
+                decoded = event
+                return event
+            }
+        }
+    }
+
     /// Visits raw stored values (hash ‖ bytes) in seq order: verification reads these
     /// without decoding.
     public func forEachRaw(from: UInt64 = 1, _ body: (_ seq: UInt64, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {

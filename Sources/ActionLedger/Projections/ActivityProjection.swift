@@ -1,19 +1,22 @@
-/// Each person's timeline: every event that concerns them, in time order.
+/// Each person's timeline: a pointer to every event that concerns them, in time order.
+/// Lines are rendered from the log when queried; filters by type are applied while reading.
 ///
-/// Database `timeline`: person ‖ 0x00 ‖ time(at) ‖ seq → ``ActivityItem`` (type, actor,
-/// device, action, a one-line summary). Filters by type are applied while reading.
+/// Postings: `timeline` (id = the person) → time ‖ seq.
 public struct ActivityProjection: Projection {
     public let name = "activity"
-    // 2: the logical databases share one LMDB database (ProjectionStore).
-    public let version: UInt32 = 2
-    public let databases = ["timeline"]
+    // 3: postings only; lines rendered from the log.
+    public let version: UInt32 = 3
+    public let databases: [String] = []
+    public let postings = ["timeline"]
 
     public init() {}
 
     public func apply(_ event: Event, to store: ProjectionStore) throws {
-        let item = ActivityItem(seq: event.seq, at: event.at, type: event.type, actor: event.actor, device: event.device,
-                                actionId: event.actionId, summary: Self.summary(event.payload))
-        try store.insert(0, key: ProjectionKeys.timed(event.person, event.at, event.seq), value: item.encoded)
+        try store.post(0, event.person.utf8, at: event.at, seq: event.seq)
+    }
+
+    public func apply(_ v: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
+        try store.post(0, v[v.person], at: v.at, seq: v.seq)
     }
 
     static func summary(_ payload: Payload) -> String {
@@ -50,16 +53,6 @@ public struct ActivityItem: Sendable, Equatable {
     public var actionId: String?
     public var summary: String
 
-    var encoded: [UInt8] {
-        var w = BinaryWriter(capacity: 96)
-        w.u8(type.rawValue)
-        w.string(actor)
-        w.optional(device) { $0.string($1) }
-        w.optional(actionId) { $0.string($1) }
-        w.string(summary)
-        return w.bytes
-    }
-
     init(seq: UInt64, at: Timestamp, type: EventType, actor: String, device: String?, actionId: String?, summary: String) {
         self.seq = seq
         self.at = at
@@ -70,18 +63,10 @@ public struct ActivityItem: Sendable, Equatable {
         self.summary = summary
     }
 
-    /// Decodes a `timeline` entry; `prefixLength` is the person's key prefix.
-    init(key: UnsafeRawBufferPointer, prefixLength: Int, value: UnsafeRawBufferPointer) throws {
-        var r = BinaryReader(value)
-        at = ProjectionKeys.time(key, at: prefixLength)
-        seq = Keys.readU64(key, at: prefixLength + 8)
-        let code = try r.u8()
-        guard let t = EventType(rawValue: code) else { throw r.fail("unknown event type \(code)") }
-        type = t
-        actor = try r.string()
-        device = try r.optional { try $0.string() }
-        actionId = try r.optional { try $0.string() }
-        summary = try r.string()
+    /// The line of `event`.
+    init(_ event: Event) {
+        self.init(seq: event.seq, at: event.at, type: event.type, actor: event.actor, device: event.device,
+                  actionId: event.actionId, summary: ActivityProjection.summary(event.payload))
     }
 
     public var json: JSON {

@@ -16,27 +16,38 @@ extension ProjectionSnapshot {
                          limit: Int = 100, pageToken: String? = nil) throws -> ActivityPage {
         guard (1...100_000).contains(limit) else { throw LedgerError(.invalidInput, "limit must be 1…100000, got \(limit)") }
         let store = try store("activity")
-        let prefix = Keys.prefix(person)
-        var start = prefix + Keys.u64(ProjectionKeys.timeBits(window.from))
+        var start = ProjectionStore.Posting(window.from, 0)
         if let token = try pageToken.map({ try PageToken($0, length: 16) }) {
-            let after = prefix + token.bytes + [0]
-            if start.lexicographicallyPrecedes(after) { start = after }
+            let after = token.bytes.withUnsafeBytes { ProjectionStore.Posting($0) }
+            if (start.timeBits, start.seq) <= (after.timeBits, after.seq) {
+                start = ProjectionStore.Posting(timeBits: after.timeBits, seq: after.seq &+ 1)
+            }
         }
         var page = ActivityPage(person: person, items: [], nextPageToken: nil)
-        try store.scan(0, from: start) { k, v in
-            guard k.count == prefix.count + 16, ProjectionKeys.has(k, prefix: prefix),
-                  ProjectionKeys.time(k, at: prefix.count) < window.to else { return false }
-            let item = try ActivityItem(key: k, prefixLength: prefix.count, value: v)
-            if let types, !types.contains(item.type) { return true }
+        try store.postings(0, Array(person.utf8), from: start) { p in
+            guard p.at < window.to else { return false }
+            if let types, !types.contains(try loggedType(p.seq)) { return true }
             if page.items.count == limit {
                 let last = page.items[limit - 1]
                 page.nextPageToken = PageToken(Keys.u64(ProjectionKeys.timeBits(last.at)) + Keys.u64(last.seq)).description
                 return false
             }
-            page.items.append(item)
+            page.items.append(ActivityItem(try loggedEvent(p.seq)))
             return true
         }
         return page
+    }
+
+    /// The type of event `seq`, read from its fixed offset without decoding it.
+    func loggedType(_ seq: UInt64) throws -> EventType {
+        let code = try LogReader(txn: txn, dbs: dbs).withRawEvent(seq) { v -> UInt8 in
+            // hash (32) ‖ format (1) ‖ type (1)
+            guard v.count > 33 else { throw LedgerError(.corruptEvent, "stored event \(seq) is \(v.count) bytes") }
+            return v[33]
+        }
+        guard let code else { throw LedgerError(.projectionStale, "a projection names seq \(seq), which the log does not hold") }
+        guard let type = EventType(rawValue: code) else { throw LedgerError(.corruptEvent, "event \(seq) has unknown type code \(code)") }
+        return type
     }
 
     /// Linked devices of `person` (every person's when nil), in id order.

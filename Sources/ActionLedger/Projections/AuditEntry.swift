@@ -1,5 +1,6 @@
 /// One line of the audit trail: who did what, from which device, when, under which
-/// policy version. The audit projection keeps one per event.
+/// policy version. Rendered from the event when queried; the audit projection
+/// keeps only pointers.
 public struct AuditEntry: Sendable, Equatable {
     public var seq: UInt64
     public var type: EventType
@@ -21,24 +22,6 @@ public struct AuditEntry: Sendable, Equatable {
     /// The event's own particulars: a dismissal's reason, an outcome, the new content hash…
     public var detail: String?
 
-    var encoded: [UInt8] {
-        var w = BinaryWriter(capacity: 128)
-        w.u8(type.rawValue)
-        w.timestamp(at)
-        w.string(actor)
-        w.optional(device) { $0.string($1) }
-        w.string(person)
-        w.optional(actionId) { $0.string($1) }
-        w.varint(UInt64(policyVersion))
-        w.optional(rule) { $0.string($1) }
-        w.optional(specialist) { $0.string($1.name); $0.string($1.agent) }
-        w.optional(surface) { $0.string($1) }
-        w.optional(kind) { $0.string($1) }
-        w.optional(until) { $0.timestamp($1) }
-        w.optional(detail) { $0.string($1) }
-        return w.bytes
-    }
-
     init(seq: UInt64, type: EventType, at: Timestamp, actor: String, device: String?, person: String,
          actionId: String?, policyVersion: UInt32) {
         self.seq = seq
@@ -51,24 +34,64 @@ public struct AuditEntry: Sendable, Equatable {
         self.policyVersion = policyVersion
     }
 
-    init(seq: UInt64, decoding b: UnsafeRawBufferPointer) throws {
-        var r = BinaryReader(b)
-        self.seq = seq
-        let code = try r.u8()
-        guard let t = EventType(rawValue: code) else { throw r.fail("unknown event type \(code)") }
-        type = t
-        at = try r.timestamp()
-        actor = try r.string()
-        device = try r.optional { try $0.string() }
-        person = try r.string()
-        actionId = try r.optional { try $0.string() }
-        policyVersion = try EventCodec.readVersion(&r)
-        rule = try r.optional { try $0.string() }
-        specialist = try r.optional { Specialist(name: try $0.string(), agent: try $0.string()) }
-        surface = try r.optional { try $0.string() }
-        kind = try r.optional { try $0.string() }
-        until = try r.optional { try $0.timestamp() }
-        detail = try r.optional { try $0.string() }
+    /// The device an event is filed under: the one the actor used, or for `device.*`
+    /// events the device concerned.
+    static func device(of event: Event) -> String? {
+        switch event.payload {
+        case .deviceLinked(let d): d.device
+        case .deviceRevoked(let d): d.device
+        case .deviceKeyRotated(let k): k.device
+        default: event.device
+        }
+    }
+
+    /// The row of `event`, described by its action's proposal (`action`, for action
+    /// events) and the policy version in force at its seq.
+    init(_ event: Event, action: ActionInfo?, policyInForce: UInt32) {
+        self.init(seq: event.seq, type: event.type, at: event.at, actor: event.actor, device: Self.device(of: event),
+                  person: event.person, actionId: event.actionId, policyVersion: policyInForce)
+        if let action {
+            specialist = action.specialist
+            surface = action.surface
+            kind = action.kind
+        }
+        switch event.payload {
+        case .proposed(let p):
+            detail = "\(p.stakes.rawValue) stakes, confidence \(JSON.format(p.confidence))"
+            until = p.expiresAt
+        case .reviewed(let t), .confirmed(let t):
+            policyVersion = t.policyVersion
+        case .approved(let a):
+            policyVersion = a.policyVersion
+            rule = a.rule
+            detail = "\(a.stakes.rawValue) stakes" + (a.userVerified ? ", user verified" : "")
+        case .autoShipped(let a):
+            policyVersion = a.policyVersion
+            rule = a.rule
+            detail = "confidence \(JSON.format(a.confidence))"
+        case .dismissed(let d):
+            policyVersion = d.policyVersion
+            rule = Policy.Rule.dismiss
+            detail = d.reason
+        case .held(let h):
+            until = h.until
+        case .edited(let edit):
+            detail = "content \(edit.contentHash.hex)"
+        case .executed(let o), .failed(let o):
+            detail = o.outcome
+        case .expired:
+            break
+        case .deviceLinked(let d):
+            detail = "\(d.label) (\(d.platform.rawValue))"
+        case .deviceRevoked(let d):
+            detail = d.reason
+        case .deviceKeyRotated: break
+        case .tapRefused(let t): detail = "\(t.step.rawValue) refused: \(t.code)"
+        case .policySet(let p):
+            policyVersion = p.version
+        case .storeCreated(let c):
+            detail = c.testClock ? "test clock" : ""
+        }
     }
 
     /// The JSON form (`ledger audit …`); absent particulars are `null`.

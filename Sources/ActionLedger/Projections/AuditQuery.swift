@@ -29,7 +29,7 @@ public enum AuditIndex: Sendable, Equatable {
     /// Every event, by time.
     case all
 
-    var database: Int {
+    var family: Int {
         switch self {
         case .actor: AuditProjection.byActor
         case .device: AuditProjection.byDevice
@@ -39,9 +39,9 @@ public enum AuditIndex: Sendable, Equatable {
         }
     }
 
-    var prefix: [UInt8] {
+    var id: [UInt8] {
         switch self {
-        case .actor(let s), .device(let s), .specialist(let s), .surface(let s): Keys.prefix(s)
+        case .actor(let s), .device(let s), .specialist(let s), .surface(let s): Array(s.utf8)
         case .all: []
         }
     }
@@ -60,31 +60,15 @@ public struct AuditListing: Sendable {
 
 extension ProjectionSnapshot {
     /// Auto-ships in `window` (all persons, or one), oldest first, with counts by kind.
-    /// Reads the time-ordered index from the window's start: cost ∝ the answer.
+    /// Reads the time-ordered postings from the window's start: cost ∝ the answer.
     public func autoShipped(in window: TimeWindow, person: String? = nil) throws -> AutoShipReport {
         let store = try store("autoshipped")
         var items: [AutoShippedProjection.Record] = []
-        func record(_ key: [UInt8]) throws -> AutoShippedProjection.Record? {
-            try key.withUnsafeBytes { k in
-                try store.withValue(AutoShippedProjection.byTime, key: k) { try AutoShippedProjection.Record(key: k, value: $0) }
-            }
-        }
-        if let person {
-            let prefix = Keys.prefix(person)
-            try store.scan(AutoShippedProjection.byPerson, from: prefix + Keys.u64(ProjectionKeys.timeBits(window.from))) { k, _ in
-                guard ProjectionKeys.has(k, prefix: prefix), ProjectionKeys.time(k, at: prefix.count) < window.to else { return false }
-                guard let r = try record(Array(k[prefix.count...])) else {
-                    throw LedgerError(.projectionStale, "auto-ship index entry without its record")
-                }
-                items.append(r)
-                return true
-            }
-        } else {
-            try store.scan(AutoShippedProjection.byTime, from: Keys.u64(ProjectionKeys.timeBits(window.from))) { k, v in
-                guard ProjectionKeys.time(k, at: 0) < window.to else { return false }
-                items.append(try AutoShippedProjection.Record(key: k, value: v))
-                return true
-            }
+        let family = person == nil ? AutoShippedProjection.byTime : AutoShippedProjection.byPerson
+        try store.postings(family, Array((person ?? "").utf8), from: .init(window.from, 0)) { p in
+            guard p.at < window.to else { return false }
+            items.append(try autoShipRecord(p.seq))
+            return true
         }
         var counts: [String: Int] = [:]
         for r in items { counts[r.kind, default: 0] += 1 }
@@ -99,9 +83,11 @@ extension ProjectionSnapshot {
         // entry is written once, under its seq, so the stored projection answers for every
         // seq up to its checkpoint: the tail is folded only when the action has events in it.
         let seqs = try LogReader(txn: txn, dbs: dbs).seqs(in: dbs.actionSeqs, of: actionId)
+        // The policies in force are stored up to the checkpoint: fold the tail only when
+        // the action has events in it.
         let stored = try storedStore("audit")
         let store = seqs.allSatisfy { $0 <= stored.checkpoint } ? stored : try self.store("audit")
-        let trail = try seqs.map { try entry(store, $0) }
+        let trail = try seqs.map { try auditEntry($0, store) }
         guard let first = trail.first, first.type == .actionProposed else {
             throw LedgerError(.unknownAction, "no action \(actionId)", details: ["action_id": .string(actionId)])
         }
@@ -132,21 +118,22 @@ extension ProjectionSnapshot {
                       pageToken: String? = nil) throws -> AuditListing {
         guard (1...100_000).contains(limit) else { throw LedgerError(.invalidInput, "limit must be 1…100000, got \(limit)") }
         let store = try store("audit")
-        let prefix = index.prefix
-        var start = prefix + Keys.u64(ProjectionKeys.timeBits(window.from))
+        var start = ProjectionStore.Posting(window.from, 0)
         if let token = try pageToken.map({ try PageToken($0, length: 16) }) {
-            // Strictly after the token's key: append a byte so the seek lands past it.
-            start = max(start, prefix + token.bytes + [0], by: { $0.lexicographicallyPrecedes($1) })
+            // Strictly after the token's posting.
+            let after = token.bytes.withUnsafeBytes { ProjectionStore.Posting($0) }
+            if (start.timeBits, start.seq) <= (after.timeBits, after.seq) {
+                start = after.seq == .max ? after : ProjectionStore.Posting(timeBits: after.timeBits, seq: after.seq + 1)
+            }
         }
         var listing = AuditListing(entries: [], nextPageToken: nil)
-        try store.scan(index.database, from: start) { k, _ in
-            guard k.count == prefix.count + 16, ProjectionKeys.has(k, prefix: prefix),
-                  ProjectionKeys.time(k, at: prefix.count) < window.to else { return false }
+        try store.postings(index.family, index.id, from: start) { p in
+            guard p.at < window.to else { return false }
             if listing.entries.count == limit {
                 listing.nextPageToken = PageToken(keyTail(listing.entries.last!)).description
                 return false
             }
-            listing.entries.append(try entry(store, Keys.readU64(k, at: prefix.count + 8)))
+            listing.entries.append(try auditEntry(p.seq, store))
             return true
         }
         return listing
@@ -154,13 +141,31 @@ extension ProjectionSnapshot {
 
     private func keyTail(_ e: AuditEntry) -> [UInt8] { Keys.u64(ProjectionKeys.timeBits(e.at)) + Keys.u64(e.seq) }
 
-    private func entry(_ store: ProjectionStore, _ seq: UInt64) throws -> AuditEntry {
-        let e = try store.withValue(AuditProjection.entries, key: Keys.u64(seq)) { try AuditEntry(seq: seq, decoding: $0) }
-        guard let e else {
-            throw LedgerError(.projectionStale, "audit index names seq \(seq), which has no entry")
+    /// The audit row of event `seq`, rendered from the log.
+    func auditEntry(_ seq: UInt64, _ audit: ProjectionStore) throws -> AuditEntry {
+        let event = try loggedEvent(seq)
+        let action = try event.actionId.map { try describe($0) }
+        return AuditEntry(event, action: action, policyInForce: try AuditProjection.policyInForce(audit, at: seq))
+    }
+
+    /// The auto-ship record of event `seq`, rendered from the log.
+    func autoShipRecord(_ seq: UInt64) throws -> AutoShippedProjection.Record {
+        let event = try loggedEvent(seq)
+        guard case .autoShipped(let a) = event.payload, let id = event.actionId else {
+            throw LedgerError(.projectionStale, "the auto-ship postings name seq \(seq), a \(event.type.name)")
         }
-        return e
+        let info = try describe(id)
+        return AutoShippedProjection.Record(seq: seq, at: event.at, actionId: id, person: event.person, kind: info.kind,
+                                            specialist: info.specialist, surface: info.surface,
+                                            policyVersion: a.policyVersion, rule: a.rule, confidence: a.confidence)
+    }
+
+    /// Event `seq`, which a projection's posting names.
+    /// - throws: `projection_stale` when the log has no such event.
+    func loggedEvent(_ seq: UInt64) throws -> Event {
+        guard let stored = try LogReader(txn: txn, dbs: dbs).event(seq) else {
+            throw LedgerError(.projectionStale, "a projection names seq \(seq), which the log does not hold")
+        }
+        return stored.event
     }
 }
-
-private func max(_ a: [UInt8], _ b: [UInt8], by less: ([UInt8], [UInt8]) -> Bool) -> [UInt8] { less(a, b) ? b : a }

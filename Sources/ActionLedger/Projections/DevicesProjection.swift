@@ -37,6 +37,23 @@ public struct DevicesProjection: Projection {
         }
     }
 
+    /// Taps read in place (no decode); links and revocations decoded.
+    public func apply(_ v: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
+        switch v.type {
+        case .actionReviewed, .actionConfirmed, .actionApproved, .actionDismissed, .actionHeld, .actionEdited:
+            guard let device = v.device else { return }
+            let at = v.at
+            try update(v.string(v.person), v.string(device), store) {
+                if $0.lastSeen.map({ $0 < at }) ?? true { $0.lastSeen = at }
+                $0.taps += 1
+            }
+        case .deviceLinked, .deviceRevoked:
+            try apply(try decode(), to: store)
+        default:
+            break
+        }
+    }
+
     static func key(_ person: String, _ device: String) -> [UInt8] {
         var k = KeyBuilder()
         k.id(person)

@@ -10,6 +10,21 @@ public protocol Projection: Sendable {
     var version: UInt32 { get }
     /// Its logical databases; ``ProjectionStore`` methods take an index into this list.
     var databases: [String] { get }
+    /// Its posting families (pointer lists; see `ProjectionStore+Postings.swift`), in
+    /// ``ProjectionStore/post(_:_:at:seq:)``'s family order. None by default.
+    var postings: [String] { get }
     /// Folds one event into the store.
     func apply(_ event: Event, to store: ProjectionStore) throws
+    /// Folds one event read in place (rebuild, catch-up, a query's tail): must leave the
+    /// same state as ``apply(_:to:)``. `decode` gives the decoded event, decoded at most
+    /// once for all the projections; the default decodes and calls ``apply(_:to:)``.
+    func apply(_ view: EventView, to store: ProjectionStore, decode: () throws -> Event) throws
+}
+
+extension Projection {
+    public var postings: [String] { [] }
+
+    public func apply(_ view: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
+        try apply(try decode(), to: store)
+    }
 }

@@ -24,17 +24,16 @@ enum ProjectionComparison {
     /// The live state's digest recomputed from its entries, and the first difference
     /// (nil when the entries, the checkpoints and the recorded digests all agree).
     static func compare(_ p: any Projection, registry: ProjectionRegistry, shadow: ProjectionMeta,
-                        in txn: Transaction) throws -> (liveDigest: Digest, difference: ProjectionDifference?) {
+                        in txn: Transaction) throws -> (liveDigest: Digest, shadowDigest: Digest, difference: ProjectionDifference?) {
         let shadowStore = try registry.store(for: p, meta: shadow, in: txn)
         guard let liveMeta = try registry.meta(p.name, in: txn),
               let liveStore = try registry.store(for: p, meta: liveMeta, in: txn), let shadowStore else {
-            return (.zero, ProjectionDifference(projection: p.name, database: "meta", key: Array(p.name.utf8), live: nil,
-                                                rebuilt: shadow.encoded, note: "the live projection was never built"))
+            return (.zero, .zero, ProjectionDifference(projection: p.name, database: "meta", key: Array(p.name.utf8), live: nil,
+                                                               rebuilt: shadow.encoded, note: "the live projection was never built"))
         }
-        let liveDigest = try liveStore.recomputeDigest()
-        if liveDigest == shadow.digest, liveMeta.digest == liveDigest, liveMeta.checkpoint == shadow.checkpoint,
-           liveMeta.version == shadow.version {
-            return (liveDigest, nil)
+        let liveDigest = try liveStore.stateDigest(), shadowDigest = try shadowStore.stateDigest()
+        if liveDigest == shadowDigest, liveMeta.checkpoint == shadow.checkpoint, liveMeta.version == shadow.version {
+            return (liveDigest, shadowDigest, nil)
         }
         if var d = try firstDifference(txn, liveStore.database, shadowStore.database) {
             // Name the logical database by the key's range byte, and drop that byte.
@@ -42,15 +41,23 @@ enum ProjectionComparison {
             d.projection = p.name
             d.database = range < p.databases.count ? p.databases[range] : "range \(range)"
             d.key = Array(d.key.dropFirst())
-            return (liveDigest, d)
+            return (liveDigest, shadowDigest, d)
+        }
+        if let live = liveStore.postingDatabase, let rebuilt = shadowStore.postingDatabase,
+           var d = try firstDifference(txn, live, rebuilt) {
+            // Postings: the family by the key's first byte; the key is the list's id.
+            let family = d.key.first.map(Int.init) ?? 0
+            d.projection = p.name
+            d.database = family < p.postings.count ? p.postings[family] : "family \(family)"
+            d.key = Array(d.key.dropFirst())
+            return (liveDigest, shadowDigest, d)
         }
         let note = liveMeta.checkpoint != shadow.checkpoint || liveMeta.version != shadow.version
             ? "live is at seq \(liveMeta.checkpoint) (version \(liveMeta.version)), "
                 + "the rebuild at \(shadow.checkpoint) (version \(shadow.version))"
-            : "the entries agree but the recorded live digest \(liveMeta.digest.hex) "
-                + "is not the digest of its entries \(liveDigest.hex)"
-        return (liveDigest, ProjectionDifference(projection: p.name, database: "meta", key: Array(p.name.utf8),
-                                                 live: liveMeta.encoded, rebuilt: shadow.encoded, note: note))
+            : "the entries agree but their digests differ: live \(liveDigest.hex), rebuilt \(shadowDigest.hex)"
+        return (liveDigest, shadowDigest, ProjectionDifference(projection: p.name, database: "meta", key: Array(p.name.utf8),
+                                                               live: liveMeta.encoded, rebuilt: shadow.encoded, note: note))
     }
 
     /// Walks both databases in key order; the first key present in one only, or whose values differ.

@@ -10,6 +10,12 @@ final class ProjectionOverlay {
     private(set) var entries: [[UInt8]: [UInt8]?] = [:]
     /// The keys in LMDB's order, sorted on the first scan after a new key.
     private var sortedKeys: [[UInt8]]?
+    /// Replayed postings by family ‖ id, in the order they were filed (seq order).
+    private(set) var postings: [[UInt8]: [ProjectionStore.Posting]] = [:]
+
+    func post(_ key: UnsafeRawBufferPointer, _ posting: ProjectionStore.Posting) {
+        postings[Array(key), default: []].append(posting)
+    }
 
     /// The overlay's verdict on `key`: `.some(value)`, `.some(nil)` when deleted, nil when untouched.
     func lookup(_ key: UnsafeRawBufferPointer) -> [UInt8]?? {

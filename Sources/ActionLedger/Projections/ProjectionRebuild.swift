@@ -33,6 +33,10 @@ public struct RebuildResult: Sendable {
     /// The generation now live (after a swap), or the shadow's (with verify).
     public var generation: UInt8
     public var checkpoint: UInt64
+    /// The digest of the rebuilt entries; with verify, of its entries and postings (what
+    /// `liveDigest` is compared with). A swap skips hashing the postings: they are many,
+    /// and a fold derived them from the log just now. Computed when the rebuild ends:
+    /// nothing keeps a digest on the write path.
     public var digest: Digest
     /// Where this run started: 0 for a fresh build, the shadow checkpoint when it resumed.
     public var resumedFrom: UInt64
@@ -135,7 +139,7 @@ struct ShadowBuild {
                     from[p.name] = r.checkpoint
                     continue
                 }
-                let fresh = ProjectionMeta(version: p.version, generation: shadow, checkpoint: 0, digest: .zero)
+                let fresh = ProjectionMeta(version: p.version, generation: shadow, checkpoint: 0)
                 try empty(p, fresh, txn)
                 try registry.saveMeta(fresh, p.name, rebuild: true, in: txn)
                 from[p.name] = 0
@@ -169,15 +173,15 @@ struct ShadowBuild {
             guard let meta = try registry.meta(p.name, rebuild: true, in: txn), meta.version == p.version else {
                 throw LedgerError(.projectionStale, "the rebuild record of \(p.name) vanished: another process reset it")
             }
-            guard let store = try registry.store(for: p, meta: meta, in: txn, parallelDigest: true) else { continue }
+            guard let store = try registry.store(for: p, meta: meta, in: txn) else { continue }
             shadows.append((p, meta, store))
         }
         let low = shadows.map(\.2.checkpoint).min() ?? step.head
         if low < step.head {
             var seen = 0
-            try reader.forEach(from: low + 1) { stored in
-                for (p, _, store) in shadows where store.checkpoint + 1 == stored.seq {
-                    try ProjectionRegistry.apply(stored.event, p, store)
+            try reader.forEachView(from: low + 1) { view, decode in
+                for (p, _, store) in shadows where store.checkpoint + 1 == view.seq {
+                    try ProjectionRegistry.apply(view, p, store, decode: decode)
                 }
                 seen += 1
                 return seen < options.batchSize
@@ -189,7 +193,6 @@ struct ShadowBuild {
         for (p, meta, store) in shadows {
             var updated = meta
             updated.checkpoint = store.checkpoint
-            updated.digest = store.digest
             guard store.checkpoint == step.head else {
                 try registry.saveMeta(updated, p.name, rebuild: true, in: txn)
                 continue
@@ -208,6 +211,8 @@ struct ShadowBuild {
 
     /// Makes the shadow live in this transaction and empties the old generation.
     private func swap(_ p: any Projection, _ shadow: ProjectionMeta, _ txn: Transaction, resumed: UInt64) throws -> RebuildResult {
+        // The entries' digest for the record: small state (pending actions, devices), cheap to hash.
+        let digest = try registry.store(for: p, meta: shadow, in: txn)?.entriesDigest() ?? .zero
         if let old = try registry.meta(p.name, in: txn), old.generation != shadow.generation {
             try empty(p, old, txn)
         }
@@ -215,7 +220,7 @@ struct ShadowBuild {
         try registry.deleteMeta(p.name, rebuild: true, in: txn)
         if let db = try registry.metaDB(txn) { try ProjectionStaleMark.clear(p.name, db, in: txn) }
         return RebuildResult(projection: p.name, version: p.version, generation: shadow.generation,
-                             checkpoint: shadow.checkpoint, digest: shadow.digest, resumedFrom: resumed, swapped: true)
+                             checkpoint: shadow.checkpoint, digest: digest, resumedFrom: resumed, swapped: true)
     }
 
     /// Compares in a read snapshot where the head has not moved past the shadows; returns
@@ -236,9 +241,10 @@ struct ShadowBuild {
     private func compare(_ p: any Projection, _ shadow: ProjectionMeta, _ txn: Transaction,
                          resumed: [String: UInt64]) throws -> RebuildResult {
         var result = RebuildResult(projection: p.name, version: p.version, generation: shadow.generation,
-                                   checkpoint: shadow.checkpoint, digest: shadow.digest,
+                                   checkpoint: shadow.checkpoint, digest: .zero,
                                    resumedFrom: resumed[p.name] ?? 0, swapped: false)
         let comparison = try ProjectionComparison.compare(p, registry: registry, shadow: shadow, in: txn)
+        result.digest = comparison.shadowDigest
         result.liveDigest = comparison.liveDigest
         result.difference = comparison.difference
         return result

@@ -62,22 +62,27 @@ public struct ProjectionRegistry: Sendable {
         try db.delete(txn, key: Self.metaKey(name, rebuild: rebuild))
     }
 
-    /// Opens `projection`'s databases of `generation` as a store positioned at `meta`; with
-    /// `parallelDigest` (a rebuild's batches) its digest terms are hashed on another thread.
-    func store(for projection: any Projection, meta: ProjectionMeta, in txn: Transaction,
-               parallelDigest: Bool = false) throws -> ProjectionStore? {
+    /// Opens `projection`'s databases of `generation` as a store positioned at `meta`.
+    func store(for projection: any Projection, meta: ProjectionMeta, in txn: Transaction) throws -> ProjectionStore? {
         let full = ProjectionMeta.databaseName(projection.name, generation: meta.generation)
         guard let db = try txn.openDatabase(full, create: !txn.isReadOnly) else { return nil }
+        var postings: Database?
+        if !projection.postings.isEmpty {
+            postings = try txn.openDatabase(full + "/postings", create: !txn.isReadOnly, postings: true)
+            // A read-only snapshot of a store whose postings were never written: no lists yet.
+            if postings == nil, !txn.isReadOnly { return nil }
+        }
         return ProjectionStore(txn: txn, database: db, databaseCount: projection.databases.count,
                                generation: meta.generation, name: projection.name, checkpoint: meta.checkpoint,
-                               digest: meta.digest, parallelDigest: parallelDigest)
+                               postingDatabase: postings,
+                               log: try LogDatabases.open(txn).map { LogReader(txn: txn, dbs: $0) })
     }
 
     /// The live stores of every projection, creating empty ones the first time.
     func liveStores(in txn: Transaction) throws -> [ProjectionStore] {
         try projections.map { p in
             let meta = try self.meta(p.name, in: txn)
-                ?? ProjectionMeta(version: p.version, generation: 0, checkpoint: 0, digest: .zero)
+                ?? ProjectionMeta(version: p.version, generation: 0, checkpoint: 0)
             guard let store = try store(for: p, meta: meta, in: txn) else {
                 throw LedgerError(.projectionStale, "projection \(p.name) has no databases yet")
             }
@@ -104,13 +109,13 @@ public struct ProjectionRegistry: Sendable {
     }
 
     /// The state of one projection at the log head for a query: its stored state with the
-    /// log's tail folded into an in-memory overlay (no digest kept unless `digest`).
-    func readStore(_ name: String, reader: LogReader, head: UInt64, digest: Bool = false) throws -> ProjectionStore {
+    /// log's tail folded into an in-memory overlay.
+    func readStore(_ name: String, reader: LogReader, head: UInt64) throws -> ProjectionStore {
         let (p, stored) = try storedStore(name, in: reader.txn, head: head)
         guard stored.checkpoint < head else { return stored }
         let replay = ProjectionStore(txn: reader.txn, database: stored.database, databaseCount: stored.databaseCount,
                                      generation: stored.generation, name: stored.name, checkpoint: stored.checkpoint,
-                                     digest: stored.digest, overlay: ProjectionOverlay(), tracksDigest: digest)
+                                     overlay: ProjectionOverlay(), postingDatabase: stored.postingDatabase, log: reader)
         try Self.foldTail(p, replay, reader, through: head)
         return replay
     }
@@ -123,16 +128,15 @@ public struct ProjectionRegistry: Sendable {
         try Self.foldTail(p, store, reader, through: head)
         var updated = meta
         updated.checkpoint = store.checkpoint
-        updated.digest = store.digest
         try saveMeta(updated, p.name, in: reader.txn)
     }
 
     /// Folds the events after `store`'s checkpoint, through `head`, into it.
     static func foldTail(_ p: any Projection, _ store: ProjectionStore, _ reader: LogReader, through head: UInt64) throws {
         guard store.checkpoint < head else { return }
-        try reader.forEach(from: store.checkpoint + 1) { stored in
-            try apply(stored.event, p, store)
-            return stored.event.seq < head
+        try reader.forEachView(from: store.checkpoint + 1) { view, decode in
+            try apply(view, p, store, decode: decode)
+            return view.seq < head
         }
         guard store.checkpoint == head else {
             throw LedgerError(.projectionStale, "projection \(store.name) reached seq \(store.checkpoint), not the head \(head)")
@@ -140,7 +144,22 @@ public struct ProjectionRegistry: Sendable {
     }
 
     private func emptyStore(_ p: any Projection, _ txn: Transaction) throws -> ProjectionStore? {
-        try store(for: p, meta: ProjectionMeta(version: p.version, generation: 0, checkpoint: 0, digest: .zero), in: txn)
+        try store(for: p, meta: ProjectionMeta(version: p.version, generation: 0, checkpoint: 0), in: txn)
+    }
+
+    /// Applies an event read in place to `store`, refusing one out of order.
+    static func apply(_ view: EventView, _ projection: any Projection, _ store: ProjectionStore,
+                      decode: () throws -> Event) throws {
+        guard view.seq == store.checkpoint + 1 else {
+            throw LedgerError(.projectionStale, "projection \(store.name) is at seq \(store.checkpoint); "
+                + "it cannot apply seq \(view.seq)")
+        }
+        do {
+            try projection.apply(view, to: store, decode: decode)
+        } catch let error as LedgerError {
+            throw LedgerError(error.code, "projection \(store.name) cannot apply seq \(view.seq): \(error.message)")
+        }
+        store.checkpoint = view.seq
     }
 
     /// Applies `event` to `store`, refusing an event out of order.

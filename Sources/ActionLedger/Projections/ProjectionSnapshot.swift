@@ -20,6 +20,7 @@ public struct ProjectionSnapshot {
 
     private final class StoreCache {
         var stores: [String: ProjectionStore] = [:]
+        var actions: [String: ActionInfo] = [:]
     }
 
     /// A snapshot over `txn`, e.g. inside `Environment.read`.
@@ -44,6 +45,14 @@ public struct ProjectionSnapshot {
         let store = try registry.readStore(name, reader: LogReader(txn: txn, dbs: dbs), head: head)
         cache.stores[name] = store
         return store
+    }
+
+    /// `actionId`'s proposal as its events are described (read once per snapshot).
+    func describe(_ actionId: String) throws -> ActionInfo {
+        if let known = cache.actions[actionId] { return known }
+        let info = try LogReader(txn: txn, dbs: dbs).actionInfo(actionId)
+        cache.actions[actionId] = info
+        return info
     }
 
     /// The named projection's stored state, at its checkpoint (up to `maxLag - 1` events

@@ -8,7 +8,6 @@ public struct ProjectionStatus: Sendable {
     public var generation: UInt8?
     public var checkpoint: UInt64
     public var head: UInt64
-    public var digest: Digest?
     /// The shadow's checkpoint while a rebuild is under way (or was interrupted).
     public var rebuildCheckpoint: UInt64?
     /// The seq this projection could not fold, when it is marked stale for that.
@@ -29,19 +28,19 @@ public struct ProjectionStatus: Sendable {
         ["name": .string(name), "version": .number(Double(version)),
          "stored_version": storedVersion.map { .number(Double($0)) } ?? .null,
          "generation": generation.map { .number(Double($0)) } ?? .null, "checkpoint": .number(Double(checkpoint)),
-         "head": .number(Double(head)), "lag": .number(Double(lag)), "digest": digest.map { .string($0.hex) } ?? .null,
+         "head": .number(Double(head)), "lag": .number(Double(lag)),
          "state": .string(state), "rebuild_checkpoint": rebuildCheckpoint.map { .number(Double($0)) } ?? .null,
          "stale_at": staleAt.map { .number(Double($0)) } ?? .null]
     }
 }
 
 extension ProjectionSnapshot {
-    /// Every registered projection's version, checkpoint, lag and digest (never refuses a stale one).
+    /// Every registered projection's version, checkpoint and lag (never refuses a stale one).
     public func statuses() throws -> [ProjectionStatus] {
         try registry.projections.map { p in
             let meta = try registry.meta(p.name, in: txn)
             return ProjectionStatus(name: p.name, version: p.version, storedVersion: meta?.version, generation: meta?.generation,
-                                    checkpoint: meta?.checkpoint ?? 0, head: head, digest: meta?.digest,
+                                    checkpoint: meta?.checkpoint ?? 0, head: head,
                                     rebuildCheckpoint: try registry.meta(p.name, rebuild: true, in: txn)?.checkpoint,
                                     staleAt: try registry.metaDB(txn).flatMap { try ProjectionStaleMark.read(p.name, $0, in: txn) }?.seq)
         }

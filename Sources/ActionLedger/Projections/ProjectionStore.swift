@@ -1,16 +1,19 @@
 /// A projection's view of one write (or read) transaction: its own logical databases
-/// only, with its checkpoint and a state digest kept in step with every write.
+/// only, with its checkpoint.
 ///
 /// All of a projection's logical databases share one LMDB database (`p/NAME/GEN`): logical
 /// database `i` is the key range that starts with the byte `i`. A commit writes every B-tree
 /// it touched, and each touched tree costs its own branch pages and catalogue record, so one
 /// tree per projection (rather than one per index) keeps a durable commit's writes small.
 ///
-/// The digest is a multiset hash: the lane-wise sum of SHA-256(db index ‖ key length ‖
-/// key ‖ value) over every entry (logical db and key, without the range byte). A put
-/// subtracts the old entry's hash and adds the new one, so the digest always equals a
-/// fresh hash of the whole state, computed incrementally — two projections with equal
-/// digests hold equal entries.
+/// Posting lists (``Projection/postings``) live beside it, in `p/NAME/GEN/postings`: see
+/// `ProjectionStore+Postings.swift`. They hold pointers (time ‖ seq) only.
+///
+/// ``stateDigest()`` is a multiset hash of the whole state, computed when a check needs
+/// it (never on the write path): the lane-wise sum of SHA-256(db index ‖ key length ‖ key ‖
+/// value) over every entry (logical db and key, without the range byte), plus the
+/// postings' terms. Two projections with equal digests hold equal entries, whatever order
+/// they were written in.
 public final class ProjectionStore {
     var txn: Transaction
     /// The one LMDB database holding every logical database of this generation.
@@ -23,22 +26,17 @@ public final class ProjectionStore {
     public let name: String
     /// Last applied seq.
     public internal(set) var checkpoint: UInt64
-    /// The state digest after ``checkpoint``.
-    public var digest: Digest {
-        hasher.map { running.adding($0.total()) } ?? running
-    }
-    /// The digest, less the terms left to ``hasher``.
-    private var running: Digest
-    /// Hashes the digest's terms on another thread (folds of many events), else nil.
-    private let hasher: DigestHasher?
     /// Set for a query's replay of the log's tail: writes stay in memory (see ``ProjectionOverlay``).
     let overlay: ProjectionOverlay?
-    /// False for a query's replay, which needs no digest: skips hashing every write.
-    let tracksDigest: Bool
+    /// The posting lists' database (`MDB_DUPSORT | MDB_DUPFIXED`); nil for a projection without any.
+    let postingDatabase: Database?
+    /// The log, for folds that describe an event by its action's proposal.
+    var log: LogReader?
+    /// Actions' filings already read in this fold (bounded: see ``filing(_:)``).
+    var filings: [String: Filing] = [:]
 
     init(txn: Transaction, database: Database, databaseCount: Int, generation: UInt8, name: String,
-         checkpoint: UInt64, digest: Digest, overlay: ProjectionOverlay? = nil, tracksDigest: Bool = true,
-         parallelDigest: Bool = false) {
+         checkpoint: UInt64, overlay: ProjectionOverlay? = nil, postingDatabase: Database? = nil, log: LogReader? = nil) {
         precondition(databaseCount <= 255, "a projection declares at most 255 logical databases")
         self.txn = txn
         self.database = database
@@ -46,10 +44,9 @@ public final class ProjectionStore {
         self.generation = generation
         self.name = name
         self.checkpoint = checkpoint
-        running = digest
         self.overlay = overlay
-        self.tracksDigest = tracksDigest
-        hasher = parallelDigest && tracksDigest ? DigestHasher() : nil
+        self.postingDatabase = postingDatabase
+        self.log = log
     }
 
     /// The stored key of `key` in logical database `db` (its range byte, then the key);
@@ -83,37 +80,14 @@ public final class ProjectionStore {
         return try txn.withValue(database, key: k, body)
     }
 
-    private func add(_ db: Int, _ key: some Collection<UInt8>, _ value: some Collection<UInt8>) {
-        guard tracksDigest else { return }
-        if let hasher { return hasher.term(db, key, value, subtract: false) }
-        running = running.adding(ProjectionStore.entryHash(db, key, value))
-    }
-
-    private func subtract(_ db: Int, _ key: some Collection<UInt8>, _ value: UnsafeRawBufferPointer) {
-        guard tracksDigest else { return }
-        if let hasher { return hasher.term(db, key, value, subtract: true) }
-        running = running.subtracting(ProjectionStore.entryHash(db, key, value))
-    }
-
     /// Copies out the value under `key` in database `db`.
     public func get(_ db: Int, key: some Collection<UInt8>) throws -> [UInt8]? {
         try withValue(db, key: key) { Array($0) }
     }
 
-    /// Stores `value` under `key`, updating the digest. Writing the value already stored
-    /// is a no-op.
+    /// Stores `value` under `key`.
     public func put(_ db: Int, key: [UInt8], value: [UInt8]) throws {
         try withKey(db, key) { k in
-            // Compare and hash the old value where it lies in the map: no copy.
-            let unchanged = try value.withUnsafeBytes { new in
-                try stored(k) { old -> Bool in
-                    if old.elementsEqual(new) { return true }
-                    subtract(db, key, old)
-                    return false
-                }
-            }
-            if unchanged == true { return }
-            add(db, key, value)
             if let overlay { return overlay.set(k, value) }
             try value.withUnsafeBytes { try txn.put(database, key: k, value: $0) }
         }
@@ -141,13 +115,11 @@ public final class ProjectionStore {
         } catch let e as LMDBError where e.code == LMDBError.keyExists {
             throw present()
         }
-        add(db, key, value)
     }
 
-    /// Removes `key`, updating the digest.
+    /// Removes `key`.
     public func delete(_ db: Int, key: [UInt8]) throws {
         try withKey(db, key) { k in
-            guard try stored(k, { subtract(db, key, $0) }) != nil else { return }
             if let overlay { return overlay.set(k, nil) }
             try txn.delete(database, key: k)
         }
@@ -191,8 +163,7 @@ public final class ProjectionStore {
     func removeAll() throws {
         precondition(overlay == nil, "a replay never empties the stored projection")
         try txn.drop(database)
-        // Empty state, empty sum: cancel whatever the hasher has summed so far.
-        running = hasher.map { Digest.zero.subtracting($0.total()) } ?? .zero
+        if let postingDatabase { try txn.drop(postingDatabase) }
     }
 
     /// SHA-256(db index ‖ varint key length ‖ key ‖ value), hashed from a stack buffer:
@@ -222,10 +193,20 @@ public final class ProjectionStore {
         }
     }
 
-    /// Recomputes the digest from every entry (verification of the running digest).
-    func recomputeDigest() throws -> Digest {
-        precondition(overlay == nil, "recomputes the stored entries' digest only")
+    /// The digest of the entries (not the postings): of the stored ones and, for a
+    /// query's replay, its overlay's over them.
+    /// - throws: `integrity_failure` for a stored key outside every logical database.
+    public func entriesDigest() throws -> Digest {
         var d = Digest.zero
+        guard overlay == nil else {
+            for db in 0..<databaseCount {
+                try scan(db) { k, v in
+                    d = d.adding(ProjectionStore.entryHash(db, k, v))
+                    return true
+                }
+            }
+            return d
+        }
         try txn.scan(database) { k, v in
             guard let db = k.first, Int(db) < databaseCount else {
                 throw LedgerError(.integrityFailure, "\(name): key \(PageToken(k)) lies outside every logical database")
@@ -235,4 +216,7 @@ public final class ProjectionStore {
         }
         return d
     }
+
+    /// The digest of the whole state: entries and postings.
+    public func stateDigest() throws -> Digest { try entriesDigest().adding(try postingsDigest()) }
 }

@@ -1,57 +1,62 @@
 /// The Today feed: every pending action, ordered for its person by effective stakes (high
 /// first) then age. What changes with `now` (expiry, holds) is filtered at query time,
-/// so the fold itself never reads a clock.
+/// so the fold itself never reads a clock. Items are pointers and counters: the proposal
+/// and its latest edit are read from the log by seq when a page is rendered.
 ///
 /// Databases:
 /// - `items`: action id → ``TodayProjection/Item`` (pending actions only; removed on a decision or expiry).
 /// - `feed`: person ‖ 0x00 ‖ rank (0 = high) ‖ time(proposed at) ‖ seq → ``TodayProjection/FeedEntry``
-///   (what the query filters and groups on, so that only the page's items are decoded).
-/// - `policy`: `policy` → the policy in force, folded from `policy.set` (it decides the
-///   effective stakes, hence the order and the next tap). A new policy re-ranks the feed.
+///   (what the query filters and groups on, so that only the page's items are read).
+/// - `policy`: `policy/ORG` → the org's policy in force, folded from `policy.set` (it decides
+///   the effective stakes, hence the order and the next tap). A new policy re-ranks the feed.
 public struct TodayProjection: Projection {
     public let name = "today"
-    // 2: the logical databases share one LMDB database (ProjectionStore).
-    public let version: UInt32 = 3
+    // 4: items hold pointers (proposal seq, content seq) and the rank, not the proposal.
+    public let version: UInt32 = 4
     public let databases = ["items", "feed", "policy"]
     static let items = 0, feed = 1, policyDB = 2
     static let policyKey = Array("policy".utf8)
 
     public init() {}
 
-    /// A pending action as the feed shows it.
+    /// A pending action as the feed keeps it.
     struct Item: Equatable {
         var person: String
         var org: String
-        var proposal: Proposal
         var proposedAt: Timestamp
+        /// The proposal's seq.
         var seq: UInt64
+        /// The seq of the event holding the current content: the proposal, or its latest edit.
+        var contentSeq: UInt64
+        /// The effective stakes it is ranked under (its feed key's rank).
+        var stakes: Stakes
         /// The taps counted on the current content, in order (an edit empties it).
         var steps: [TapStep]
         var heldUntil: Timestamp?
         var edits: Int
 
         var encoded: [UInt8] {
-            var w = BinaryWriter(capacity: 256)
+            var w = BinaryWriter(capacity: 64)
             w.string(person)
             w.string(org)
             w.timestamp(proposedAt)
             w.fixed64(seq)
+            w.fixed64(contentSeq)
+            EventCodec.writeStakes(stakes, &w)
             w.varint(UInt64(steps.count))
             for step in steps { w.u8(step == .review ? 0 : step == .confirm ? 1 : 2) }
             w.optional(heldUntil) { $0.timestamp($1) }
             w.varint(UInt64(edits))
-            // The proposal as its event encodes it; the schema byte first (2 when it is pinned).
-            w.u8(proposal.pinned == nil ? 1 : 2)
-            EventCodec.encodePayload(.proposed(proposal), into: &w)
             return w.bytes
         }
 
-        init(person: String, org: String, proposal: Proposal, proposedAt: Timestamp, seq: UInt64) {
+        init(person: String, org: String, proposedAt: Timestamp, seq: UInt64, stakes: Stakes) {
             self.person = person
             self.org = org
-            self.proposal = proposal
             self.proposedAt = proposedAt
             self.seq = seq
+            contentSeq = seq
+            self.stakes = stakes
             steps = []
             heldUntil = nil
             edits = 0
@@ -63,6 +68,8 @@ public struct TodayProjection: Projection {
             org = try r.string()
             proposedAt = try r.timestamp()
             seq = try r.fixed64()
+            contentSeq = try r.fixed64()
+            stakes = try EventCodec.readStakes(&r)
             let count = try r.varint()
             guard count <= 16 else { throw r.fail("too many taps") }
             steps = try (0..<count).map { _ in
@@ -75,19 +82,13 @@ public struct TodayProjection: Projection {
             }
             heldUntil = try r.optional { try $0.timestamp() }
             edits = Int(try r.varint())
-            let schema = try r.u8()
-            guard schema == 1 || schema == 2, case .proposed(let p) = try EventCodec.decodePayload(.actionProposed, version: schema, &r) else {
-                throw r.fail("not a proposal")
-            }
-            proposal = p
         }
 
-        func feedValue(_ id: String) -> [UInt8] {
-            FeedEntry(actionId: id, heldUntil: heldUntil, expiresAt: proposal.expiresAt,
-                      specialist: proposal.specialist.name, kind: proposal.kind).encoded
+        func feedValue(_ id: String, _ p: FeedFacts) -> [UInt8] {
+            FeedEntry(actionId: id, heldUntil: heldUntil, expiresAt: p.expiresAt, specialist: p.specialist, kind: p.kind).encoded
         }
 
-        func feedKey(_ stakes: Stakes) -> [UInt8] {
+        var feedKey: [UInt8] {
             var k = KeyBuilder()
             k.id(person)
             k.u8(UInt8(2 - stakes.rank))
@@ -97,34 +98,73 @@ public struct TodayProjection: Projection {
         }
     }
 
+    /// What a feed entry repeats of the proposal (read from the feed entry itself after the proposal).
+    struct FeedFacts {
+        var expiresAt: Timestamp?
+        var specialist: String
+        var kind: String
+    }
+
+    /// Reads, in place, the action id of an event the fold changes an item for.
+    private func itemKey(_ v: EventView) throws -> [UInt8] {
+        guard let id = v.actionId else { throw LedgerError(.corruptEvent, "\(v.type.name) without an action id") }
+        return Array(v[id])
+    }
+
+    /// Taps, edits and decisions read in place; proposals, holds and policies decoded;
+    /// events that change no pending action skipped.
+    public func apply(_ v: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
+        switch v.type {
+        case .actionReviewed, .actionConfirmed:
+            let step: TapStep = v.type == .actionReviewed ? .review : .confirm
+            try update(try itemKey(v), v.type, store) { $0.steps.append(step) }
+        case .actionEdited:
+            let seq = v.seq
+            try update(try itemKey(v), v.type, store) {
+                $0.contentSeq = seq
+                $0.steps = []
+                $0.edits += 1
+            }
+        case .actionApproved, .actionAutoShipped, .actionDismissed, .actionExpired:
+            try remove(try itemKey(v), v.type, store)
+        case .actionExecuted, .actionFailed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .storeCreated, .tapRefused:
+            return
+        case .actionProposed, .actionHeld, .policySet:
+            try apply(try decode(), to: store)
+        }
+    }
+
     public func apply(_ event: Event, to store: ProjectionStore) throws {
         switch event.payload {
         case .proposed(let p):
-            let id = try actionId(event)
-            let item = Item(person: event.person, org: event.org, proposal: p, proposedAt: event.at, seq: event.seq)
-            try store.insert(Self.items, key: Array(id.utf8), value: item.encoded)
-            try store.insert(Self.feed, key: item.feedKey(Policy.requirements(of: p, under: try policy(store, org: event.org)).stakes),
-                             value: item.feedValue(id))
+            let id = Array(try actionId(event).utf8)
+            let stakes = Policy.requirements(of: p, under: try Self.policy(store, org: event.org)).stakes
+            let item = Item(person: event.person, org: event.org, proposedAt: event.at, seq: event.seq, stakes: stakes)
+            try store.insert(Self.items, key: id, value: item.encoded)
+            try store.insert(Self.feed, key: item.feedKey, value: item.feedValue(String(decoding: id, as: UTF8.self),
+                FeedFacts(expiresAt: p.expiresAt, specialist: p.specialist.name, kind: p.kind)))
         case .reviewed:
-            try update(event, store) { $0.steps.append(.review) }
+            try update(Array(try actionId(event).utf8), event.type, store) { $0.steps.append(.review) }
         case .confirmed:
-            try update(event, store) { $0.steps.append(.confirm) }
+            try update(Array(try actionId(event).utf8), event.type, store) { $0.steps.append(.confirm) }
         case .held(let h):
-            let item = try update(event, store) { $0.heldUntil = h.until }
-            try store.put(Self.feed, key: item.feedKey(Policy.requirements(of: item.proposal, under: try policy(store, org: item.org)).stakes),
-                          value: item.feedValue(try actionId(event)))
-        case .edited(let e):
-            try update(event, store) {
-                $0.proposal.preview = e.preview
-                $0.proposal.contentHash = e.contentHash
+            let id = Array(try actionId(event).utf8)
+            let item = try update(id, event.type, store) { $0.heldUntil = h.until }
+            // The hold is in the feed entry too (the query filters on it without reading the item).
+            guard var entry = try store.withValue(Self.feed, key: item.feedKey, { try FeedEntry(decoding: $0) }) else {
+                throw LedgerError(.projectionStale, "no feed entry for pending action \(try actionId(event))")
+            }
+            entry.heldUntil = h.until
+            try store.put(Self.feed, key: item.feedKey, value: entry.encoded)
+        case .edited:
+            let seq = event.seq
+            try update(Array(try actionId(event).utf8), event.type, store) {
+                $0.contentSeq = seq
                 $0.steps = []
                 $0.edits += 1
             }
         case .approved, .autoShipped, .dismissed, .expired:
-            let id = try actionId(event)
-            let item = try pending(id, event, store)
-            try store.delete(Self.items, key: Array(id.utf8))
-            try store.delete(Self.feed, key: item.feedKey(Policy.requirements(of: item.proposal, under: try policy(store, org: item.org)).stakes))
+            try remove(Array(try actionId(event).utf8), event.type, store)
         case .policySet(let document):
             try rerank(under: document, org: event.org, store)
         case .executed, .failed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .storeCreated, .tapRefused:
@@ -140,55 +180,63 @@ public struct TodayProjection: Projection {
         } ?? .builtIn
     }
 
-    private func policy(_ store: ProjectionStore, org: String) throws -> PolicyDocument { try Self.policy(store, org: org) }
-
     private func actionId(_ event: Event) throws -> String {
         guard let id = event.actionId else { throw LedgerError(.corruptEvent, "\(event.type.name) without an action id") }
         return id
     }
 
-    private func pending(_ id: String, _ event: Event, _ store: ProjectionStore) throws -> Item {
-        guard let item = try store.withValue(Self.items, key: Array(id.utf8), { try Item(decoding: $0) }) else {
-            throw LedgerError(.projectionStale, "\(event.type.name) for action \(id), which is not pending")
+    private func pending(_ id: [UInt8], _ type: EventType, _ store: ProjectionStore) throws -> Item {
+        guard let item = try store.withValue(Self.items, key: id, { try Item(decoding: $0) }) else {
+            throw LedgerError(.projectionStale, "\(type.name) for action \(String(decoding: id, as: UTF8.self)), which is not pending")
         }
         return item
-    }
-
-    private func save(_ id: String, _ item: Item, _ store: ProjectionStore) throws {
-        try store.put(Self.items, key: Array(id.utf8), value: item.encoded)
     }
 
     /// Changes a pending item; its feed key (stakes, time, seq) never changes here.
     @discardableResult
-    private func update(_ event: Event, _ store: ProjectionStore, _ change: (inout Item) -> Void) throws -> Item {
-        let id = try actionId(event)
-        var item = try pending(id, event, store)
+    private func update(_ id: [UInt8], _ type: EventType, _ store: ProjectionStore, _ change: (inout Item) -> Void) throws -> Item {
+        var item = try pending(id, type, store)
         change(&item)
-        try save(id, item, store)
+        try store.put(Self.items, key: id, value: item.encoded)
         return item
     }
 
-    /// Stores `org`'s new policy and moves every item of that org whose stakes it changes.
+    /// A decision or expiry: the action leaves the feed.
+    private func remove(_ id: [UInt8], _ type: EventType, _ store: ProjectionStore) throws {
+        let item = try pending(id, type, store)
+        try store.delete(Self.items, key: id)
+        try store.delete(Self.feed, key: item.feedKey)
+    }
+
+    /// Stores `org`'s new policy and moves every item of that org whose stakes it changes
+    /// (each one's proposal read from the log: policies change rarely).
     private func rerank(under document: PolicyDocument, org: String, _ store: ProjectionStore) throws {
-        let old = try policy(store, org: org)
+        let old = try Self.policy(store, org: org)
         var w = BinaryWriter(capacity: 64)
         EventCodec.writePolicy(document, &w)
         try store.put(Self.policyDB, key: Self.policyKey + Array("/\(org)".utf8), value: w.bytes)
+        // Effective stakes depend on the policy's raise rules only.
         guard old.raise != document.raise else { return }
-        var moves: [(from: [UInt8], to: [UInt8], value: [UInt8])] = []
+        var moves: [(id: [UInt8], item: Item, to: Stakes)] = []
         try store.scan(Self.items) { k, v in
             let item = try Item(decoding: v)
             guard item.org == org else { return true }
-            let before = Policy.requirements(of: item.proposal, under: old).stakes
-            let after = Policy.requirements(of: item.proposal, under: document).stakes
-            if before != after {
-                moves.append((item.feedKey(before), item.feedKey(after), item.feedValue(String(decoding: k, as: UTF8.self))))
+            guard let log = store.log, let stored = try log.event(item.seq), case .proposed(let p) = stored.event.payload else {
+                throw LedgerError(.projectionStale, "the proposal of pending action \(String(decoding: k, as: UTF8.self)) is not at seq \(item.seq)")
             }
+            let after = Policy.requirements(of: p, under: document).stakes
+            if after != item.stakes { moves.append((Array(k), item, after)) }
             return true
         }
         for m in moves {
-            try store.delete(Self.feed, key: m.from)
-            try store.put(Self.feed, key: m.to, value: m.value)
+            guard let value = try store.get(Self.feed, key: m.item.feedKey) else {
+                throw LedgerError(.projectionStale, "no feed entry for pending action \(String(decoding: m.id, as: UTF8.self))")
+            }
+            try store.delete(Self.feed, key: m.item.feedKey)
+            var moved = m.item
+            moved.stakes = m.to
+            try store.put(Self.feed, key: moved.feedKey, value: value)
+            try store.put(Self.items, key: m.id, value: moved.encoded)
         }
     }
 }

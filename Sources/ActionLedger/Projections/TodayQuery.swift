@@ -134,14 +134,15 @@ extension ProjectionSnapshot {
                 guard let item else { throw LedgerError(.projectionStale, "feed entry for missing action \(entry.actionId)") }
                 let inForce = try policy(item.org)
                 feed.policyVersion = inForce.version
-                let stakes = Policy.requirements(of: item.proposal, under: inForce).stakes
+                let proposal = try currentProposal(item)
+                let stakes = Policy.requirements(of: proposal, under: inForce).stakes
                 let path = Policy.tapPath(for: stakes)
                 // The engine's own rule for taps counted under other stakes (Policy.progress).
                 let done = Policy.progress(item.steps.map { ActionState.TapRecord(step: $0, device: "", at: q.now, seq: 0) },
                                            along: path)
                 feed.items.append(TodayItem(actionId: entry.actionId, stakes: stakes,
                                             nextTap: done < path.count ? path[done] : .approve,
-                                            tapsDone: done, tapsNeeded: path.count, proposal: item.proposal,
+                                            tapsDone: done, tapsNeeded: path.count, proposal: proposal,
                                             proposedAt: item.proposedAt, heldUntil: item.heldUntil, edits: item.edits,
                                             seq: item.seq))
                 lastKey = position
@@ -158,16 +159,29 @@ extension ProjectionSnapshot {
         return feed
     }
 
+    /// A pending item's proposal as it stands: read from the log, with its latest edit's content.
+    private func currentProposal(_ item: TodayProjection.Item) throws -> Proposal {
+        let log = LogReader(txn: txn, dbs: dbs)
+        guard let stored = try log.event(item.seq), case .proposed(var p) = stored.event.payload else {
+            throw LedgerError(.projectionStale, "today names seq \(item.seq), which is not a proposal")
+        }
+        if item.contentSeq != item.seq {
+            guard let edit = try log.event(item.contentSeq), case .edited(let e) = edit.event.payload else {
+                throw LedgerError(.projectionStale, "today names seq \(item.contentSeq), which is not an edit")
+            }
+            p.preview = e.preview
+            p.contentHash = e.contentHash
+        }
+        return p
+    }
+
     /// Auto-ships of `person` in `window`, counted by kind (kinds in name order).
     func autoShipCounts(person: String, window: TimeWindow) throws -> KindCounts {
         let store = try store("autoshipped")
-        let prefix = Keys.prefix(person)
-        var start = prefix
-        start.append(contentsOf: Keys.u64(ProjectionKeys.timeBits(window.from)))
         var counts: [String: Int] = [:]
-        try store.scan(AutoShippedProjection.byPerson, from: start) { k, v in
-            guard ProjectionKeys.has(k, prefix: prefix), ProjectionKeys.time(k, at: prefix.count) < window.to else { return false }
-            counts[String(decoding: v, as: UTF8.self), default: 0] += 1
+        try store.postings(AutoShippedProjection.byPerson, Array(person.utf8), from: .init(window.from, 0)) { p in
+            guard p.at < window.to else { return false }
+            counts[try autoShipRecord(p.seq).kind, default: 0] += 1
             return true
         }
         return counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }

@@ -34,6 +34,21 @@ public final class Cursor {
     public func next() throws -> Entry? { try op(MDB_NEXT) }
     public func previous() throws -> Entry? { try op(MDB_PREV) }
 
+    /// In a posting database: positions at the first duplicate ≥ `value` of exactly `key`
+    /// (`MDB_GET_BOTH_RANGE`); nil when the key is absent or every duplicate is smaller.
+    public func seek(key: UnsafeRawBufferPointer, atLeast value: UnsafeRawBufferPointer) throws -> Entry? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_cursor_get(cursor, &k, &v, MDB_GET_BOTH_RANGE)
+        if rc == LMDBError.notFound { return nil }
+        try check(rc, "mdb_cursor_get(\(name))")
+        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
+    /// The next duplicate of the current key (`MDB_NEXT_DUP`); nil past its last.
+    public func nextDuplicate() throws -> Entry? { try op(MDB_NEXT_DUP) }
+
     /// Positions at the first key ≥ `key`; with `reverse`, at the last key ≤ `key`.
     public func seek(atLeast key: [UInt8], reverse: Bool = false) throws -> Entry? {
         let found = try key.withUnsafeBytes { try op(MDB_SET_RANGE, key: $0) }

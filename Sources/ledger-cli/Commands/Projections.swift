@@ -14,7 +14,7 @@ struct Projections: LedgerSubcommand {
             return
         }
         for s in statuses {
-            var line = "\(s.name)\tv\(s.version)\t\(s.state)\tcheckpoint \(s.checkpoint)\tlag \(s.lag)\t\(s.digest?.hex ?? "-")"
+            var line = "\(s.name)\tv\(s.version)\t\(s.state)\tcheckpoint \(s.checkpoint)\tlag \(s.lag)"
             if let r = s.rebuildCheckpoint { line += "\trebuild at \(r)" }
             print(line)
         }

@@ -67,7 +67,7 @@ extension ProjectionLagTests {
         // What a version bump's reset leaves until its catch-up runs: empty, at seq 0.
         try l.environment.write { txn in
             let meta = try #require(try l.registry.meta("today", in: txn))
-            let reset = ProjectionMeta(version: meta.version, generation: meta.generation, checkpoint: 0, digest: .zero)
+            let reset = ProjectionMeta(version: meta.version, generation: meta.generation, checkpoint: 0)
             try #require(try l.registry.store(for: TodayProjection(), meta: reset, in: txn)).removeAll()
             try l.registry.saveMeta(reset, "today", in: txn)
         }

@@ -23,7 +23,7 @@ import Testing
         let t = try TempLedger()
         let registry = ProjectionRegistry([Ranges()])
         try t.ledger.environment.write { txn in
-            let meta = ProjectionMeta(version: 1, generation: 0, checkpoint: 0, digest: .zero)
+            let meta = ProjectionMeta(version: 1, generation: 0, checkpoint: 0)
             let store = try #require(try registry.store(for: Ranges(), meta: meta, in: txn))
             // Database 1 ("b") sits between two non-empty neighbours.
             for k: UInt8 in [1, 5, 9] { try store.insert(0, key: [k], value: [k]) }
@@ -41,19 +41,24 @@ import Testing
             #expect(try store.get(0, key: [1]) == [1])
             expectLedgerError(.projectionStale) { try store.insert(1, key: [4, 0], value: [9]) }
 
-            // put over an existing value, delete, and a no-op put all keep the digest exact.
+            // put over an existing value, delete, and a no-op put: the digest is that of the entries left.
+            let before = try store.entriesDigest()
             try store.put(1, key: [4, 0], value: [40])
             try store.put(1, key: [4, 0], value: [40])
             try store.delete(0, key: [5])
             try store.delete(0, key: [7])  // absent: nothing changes
-            #expect(try store.recomputeDigest() == store.digest)
+            var expected = Digest.zero
+            for (db, k, v) in [(0, [1], [1]), (0, [9], [9]), (1, [2, 0], [2]), (1, [4, 0], [40]), (1, [6, 0], [6]),
+                               (2, [0], [0]), (2, [3], [3])] as [(Int, [UInt8], [UInt8])] {
+                expected = expected.adding(ProjectionStore.entryHash(db, k, v))
+            }
+            #expect(try store.entriesDigest() == expected && expected != before)
             #expect(try store.count(0) == 2)
             #expect(try store.get(1, key: [4, 0]) == [40])
 
             try store.removeAll()
             #expect(try (0..<3).map { try store.count($0) } == [0, 0, 0])
-            #expect(store.digest == .zero)
-            #expect(try store.recomputeDigest() == .zero)
+            #expect(try store.stateDigest() == .zero)
         }
     }
 

@@ -78,7 +78,7 @@ import Testing
         // What an interrupted catch-up leaves: `today` empty at seq 0, the log far ahead.
         try t.ledger.environment.write { txn in
             let meta = try #require(try t.ledger.registry.meta("today", in: txn))
-            let reset = ProjectionMeta(version: meta.version, generation: meta.generation, checkpoint: 0, digest: .zero)
+            let reset = ProjectionMeta(version: meta.version, generation: meta.generation, checkpoint: 0)
             try #require(try t.ledger.registry.store(for: TodayProjection(), meta: reset, in: txn)).removeAll()
             try t.ledger.registry.saveMeta(reset, "today", in: txn)
         }

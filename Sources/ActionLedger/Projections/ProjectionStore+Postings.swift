@@ -1,0 +1,107 @@
+/// Posting lists: for each (family, id), the (time, seq) pointers of the events filed
+/// under it, in order. They are what the audit and activity listings read; the rows
+/// themselves are rendered from the log by seq when queried, so nothing here copies an event.
+///
+/// Stored in one `MDB_DUPSORT | MDB_DUPFIXED` database per projection generation: key =
+/// family byte ‖ id (an empty id for a family with one list, e.g. every event by time),
+/// duplicate = time bits (8, BE) ‖ seq (8, BE). Event times never go backwards and seqs
+/// only grow, so a new posting always sorts after every posting of its list:
+/// `MDB_APPENDDUP` adds it at the list's right edge without a search.
+///
+/// Like every projection entry, postings are hashed only when a check needs it
+/// (`postingsDigest()`): `rebuild --verify` and the refold of `verify --deep` compare them
+/// with what a fold derives.
+extension ProjectionStore {
+    /// One posting: the event's time (order-preserving bits) and seq.
+    public struct Posting: Sendable, Equatable {
+        public var timeBits: UInt64
+        public var seq: UInt64
+        public var at: Timestamp { Timestamp(milliseconds: Int64(bitPattern: timeBits ^ (1 << 63))) }
+
+        init(timeBits: UInt64, seq: UInt64) {
+            self.timeBits = timeBits
+            self.seq = seq
+        }
+
+        init(_ at: Timestamp, _ seq: UInt64) { self.init(timeBits: ProjectionKeys.timeBits(at), seq: seq) }
+
+        init(_ b: UnsafeRawBufferPointer) {
+            timeBits = Keys.readU64(b)
+            seq = Keys.readU64(b, at: 8)
+        }
+
+        var bytes: [UInt8] { Keys.u64(timeBits) + Keys.u64(seq) }
+
+        func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+            try withUnsafeBytes(of: (timeBits.bigEndian, seq.bigEndian)) { try body($0) }
+        }
+    }
+
+    /// Files event (`at`, `seq`) under `id` in posting family `family`.
+    /// - throws: `projection_stale` when it does not sort after the list's last posting
+    ///   (a fold applied out of order).
+    public func post(_ family: Int, _ id: some Collection<UInt8>, at: Timestamp, seq: UInt64) throws {
+        guard let postingDatabase else { preconditionFailure("\(name) declares no postings") }
+        let posting = Posting(at, seq)
+        try withTaggedKey(UInt8(family), id) { k in
+            if let overlay { return overlay.post(k, posting) }
+            do {
+                try posting.withBytes { try txn.put(postingDatabase, key: k, value: $0, flags: .appendDuplicate) }
+            } catch let e as LMDBError where e.code == LMDBError.keyExists {
+                throw LedgerError(.projectionStale, "\(name): posting of seq \(seq) does not follow the last one of its list")
+            }
+        }
+    }
+
+    /// Visits the postings of `id` in family `family`, oldest first, from the first at or
+    /// after `start`; `body` returns false to stop. A query's replayed tail follows the
+    /// stored postings (it is newer than all of them).
+    public func postings(_ family: Int, _ id: some Collection<UInt8>, from start: Posting? = nil,
+                         _ body: (Posting) throws -> Bool) throws {
+        let key = [UInt8(family)] + Array(id)
+        if let postingDatabase {
+            let cursor = try Cursor(txn, postingDatabase)
+            defer { cursor.close() }
+            let from = start ?? Posting(timeBits: 0, seq: 0)
+            var entry = try key.withUnsafeBytes { k in try from.withBytes { try cursor.seek(key: k, atLeast: $0) } }
+            while let (_, v) = entry {
+                guard v.count == 16 else {
+                    throw LedgerError(.projectionStale, "\(name): a posting of \(v.count) bytes, not 16")
+                }
+                guard try body(Posting(v)) else { return }
+                entry = try cursor.nextDuplicate()
+            }
+        }
+        for p in overlay?.postings[key] ?? [] where start.map({ ($0.timeBits, $0.seq) <= (p.timeBits, p.seq) }) ?? true {
+            guard try body(p) else { return }
+        }
+    }
+
+    /// The order-free digest of every stored posting (and a replay's), as the running
+    /// digest hashes entries: SHA-256(family + databases ‖ key length ‖ id ‖ time ‖ seq), summed.
+    func postingsDigest() throws -> Digest {
+        var d = Digest.zero
+        if let postingDatabase {
+            try txn.scan(postingDatabase) { k, v in
+                d = d.adding(Self.postingHash(k, v))
+                return true
+            }
+        }
+        for (k, list) in overlay?.postings ?? [:] {
+            for p in list { d = k.withUnsafeBytes { kb in p.withBytes { d.adding(Self.postingHash(kb, $0)) } } }
+        }
+        return d
+    }
+
+    static func postingHash(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Digest {
+        // Family byte offset by 128 so that a posting never hashes like an ordinary entry.
+        entryHash(128 + Int(key.first ?? 0), UnsafeRawBufferPointer(rebasing: key.dropFirst()), value)
+    }
+
+    /// How many postings `id` has in `family` (stored and replayed).
+    public func postingCount(_ family: Int, _ id: some Collection<UInt8>) throws -> Int {
+        var n = 0
+        try postings(family, id) { _ in n += 1; return true }
+        return n
+    }
+}
