@@ -97,6 +97,10 @@ def mutations(event):
     if "proof" in event["data"]:
         yield "proof level 'maybe'", m(lambda e: e["data"]["proof"].__setitem__("level", "maybe"))
         yield "short signature", m(lambda e: e["data"]["proof"].__setitem__("signature", "ab"))
+        if event["data"]["proof"]["format"] == "webauthn":
+            yield "webauthn without authenticator data", m(lambda e: e["data"]["proof"].pop("authenticator_data"))
+        else:
+            yield "p256 with client data", m(lambda e: e["data"]["proof"].__setitem__("client_data_json", "7b7d"))
         yield "proof in an earlier schema", m(lambda e: e.__setitem__("schema_version", e["schema_version"] - 1))
     if "key" in event["data"]:
         yield "key protection 'face'", m(lambda e: e["data"]["key"].__setitem__("protection", "face"))

@@ -28,6 +28,8 @@ public enum Command: Sendable, Equatable {
     case rotateDeviceKey(device: String, key: DeviceKey)
     /// Put a new policy version in force; its version must be the current one + 1 (or 0 to take the next).
     case setPolicy(PolicyDocument, org: String)
+    /// Put a WebAuthn relying party in force for the store's `webauthn` proofs.
+    case setRelyingParty(RelyingParty)
 
     /// The action the command concerns, if any.
     public var actionId: String? {
@@ -35,7 +37,7 @@ public enum Command: Sendable, Equatable {
         case .propose(let p): p.actionId
         case .tap(_, let a, _, _, _), .dismiss(let a, _, _), .edit(let a, _, _), .hold(let a, _, _),
              .recordOutcome(let a, _, _), .expire(let a): a
-        case .linkDevice, .linkKeyedDevice, .revokeDevice, .rotateDeviceKey, .setPolicy: nil
+        case .linkDevice, .linkKeyedDevice, .revokeDevice, .rotateDeviceKey, .setPolicy, .setRelyingParty: nil
         }
     }
 }

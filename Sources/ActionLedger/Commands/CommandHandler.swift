@@ -98,7 +98,7 @@ enum CommandHandler {
         var duplicate = false
         // The device's proof is checked before the policy judges (Specs/statements.md).
         func gate(_ s: ActionState, _ device: DeviceState?) throws -> SignedProof? {
-            try ProofGate.check(request, action: s, device: device, storeId: try reader.storeId(), now: now)
+            try ProofGate.check(request, action: s, device: device, storeId: try reader.storeId(), rp: try reader.relyingParty(), now: now)
         }
         // Dismiss, edit, hold: proof, then the policy's checks, then the signed content.
         func change(_ step: Statement.Step, _ s: ActionState, _ deviceId: String) throws -> SignedProof? {
@@ -230,6 +230,10 @@ enum CommandHandler {
             let rotation = try DeviceRotation.check(deviceId, device: device, key: key, signer: signer, storeId: try reader.storeId())
             try append(actor: request.actor, device: nil, org: device?.org ?? "", person: device?.person ?? "", actionId: nil,
                        .deviceKeyRotated(rotation))
+
+        case .setRelyingParty(let rp):
+            // Store-wide, like store.created: proofs name no org's relying party.
+            try append(actor: request.actor, device: nil, org: "store", person: request.actor, actionId: nil, .relyingParty(rp))
 
         case .setPolicy(var document, let org):
             if let p = FieldReader.identifierProblem(org) { throw LedgerError(.invalidInput, "org \(p)") }

@@ -21,6 +21,9 @@ enum CommandReplay {
             return false
         case .setPolicy(_, let org):
             return first.org == org
+        case .setRelyingParty(let rp):
+            if case .relyingParty(let recorded) = first.payload { return recorded == rp }
+            return false
         case .propose, .recordOutcome, .expire:
             return true
         }
@@ -39,6 +42,7 @@ enum CommandReplay {
         case .revokeDevice: "revoke"
         case .rotateDeviceKey: "rotate"
         case .setPolicy: "policy"
+        case .setRelyingParty: "relying_party"
         }
     }
 
@@ -59,6 +63,7 @@ enum CommandReplay {
         case .policySet: "policy"
         case .storeCreated: "create"
         case .tapRefused: "refused"
+        case .relyingParty: "relying_party"
         }
     }
 }

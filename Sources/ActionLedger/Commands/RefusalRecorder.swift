@@ -25,13 +25,18 @@ enum RefusalRecorder {
                                                  content: proof.contentHash, action: s, storeId: storeId) else { return nil }
         let bytes = t.bytes
         if let claimed = proof.statement, claimed != bytes { return nil }
-        guard request.preverified == ProofGate.Verified(statement: bytes, fingerprint: key.fingerprint)
-                || key.verifies(proof.signature, over: bytes) else { return nil }
+        let rp = try reader.relyingParty()
+        let level: ProofLevel
+        if let pre = request.preverified, pre.statement == bytes, pre.fingerprint == key.fingerprint, pre.rp == rp {
+            level = pre.level
+        } else {
+            guard let l = try? key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: bytes, rp: rp) else { return nil }
+            level = l
+        }
         if let (minute, count) = try reader.refusals(device: deviceId), minute == now.minute, count >= perMinute { return nil }
         return TapRefusal(step: t.step, code: error.code.rawValue, statement: bytes,
                           proof: SignedProof(claimedAt: proof.claimedAt, contentHash: t.contentHash, keyFingerprint: key.fingerprint,
-                                             level: key.protection == .userVerification ? .signedUV : .signed,
-                                             signature: proof.signature))
+                                             level: level, signature: proof.signature, webauthn: proof.webauthn))
     }
 }
 

@@ -111,6 +111,8 @@ extension Payload {
             return ["test_clock": .bool(c.testClock), "demo": .bool(c.demo)]
         case .tapRefused(let t):
             return t.json
+        case .relyingParty(let rp):
+            return ["rp_id": .string(rp.rpId), "origins": .array(rp.origins.map(JSON.string))]
         }
     }
 
@@ -200,6 +202,13 @@ extension Payload {
             self = .storeCreated(StoreCreation(testClock: try r.bool("test_clock"), demo: try r.bool("demo")))
         case .tapRefused:
             self = .tapRefused(try TapRefusal(fields: &r))
+        case .storeRelyingParty:
+            let rpId = try r.string("rp_id", max: 253)
+            let origins = try r.array("origins", max: 16).map { o -> String in
+                guard case .string(let s) = o else { throw r.fail("origins", "expected strings") }
+                return s
+            }
+            self = .relyingParty(try RelyingParty(rpId: rpId, origins: origins))
         }
     }
 

@@ -65,7 +65,7 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
          actionDismissed, actionHeld, actionEdited, actionExecuted, actionFailed, actionExpired
     case deviceLinked = 20, deviceRevoked, deviceKeyRotated
     case policySet = 30
-    case storeCreated = 40
+    case storeCreated = 40, storeRelyingParty
     case tapRefused = 50
 
     /// The dotted name used in JSON and Specs.
@@ -87,6 +87,7 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .deviceKeyRotated: "device.key_rotated"
         case .policySet: "policy.set"
         case .storeCreated: "store.created"
+        case .storeRelyingParty: "store.relying_party"
         case .tapRefused: "tap.refused"
         }
     }
@@ -132,6 +133,7 @@ public enum Payload: Sendable, Equatable {
     case deviceKeyRotated(KeyRotation)
     case policySet(PolicyDocument)
     case storeCreated(StoreCreation)
+    case relyingParty(RelyingParty)
     case tapRefused(TapRefusal)
 
     /// The rules version recorded by a proposal or decision (1 for events written before
@@ -165,6 +167,7 @@ public enum Payload: Sendable, Equatable {
         case .deviceKeyRotated: .deviceKeyRotated
         case .policySet: .policySet
         case .storeCreated: .storeCreated
+        case .relyingParty: .storeRelyingParty
         case .tapRefused: .tapRefused
         }
     }

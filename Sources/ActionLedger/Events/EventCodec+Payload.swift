@@ -76,6 +76,10 @@ extension EventCodec {
             w.bool(c.demo)
         case .tapRefused(let t):
             t.encode(&w)
+        case .relyingParty(let rp):
+            w.string(rp.rpId)
+            w.varint(UInt64(rp.origins.count))
+            for o in rp.origins { w.string(o) }
         }
     }
 
@@ -166,6 +170,12 @@ extension EventCodec {
             return .storeCreated(StoreCreation(testClock: try r.bool(), demo: try r.bool()))
         case .tapRefused:
             return .tapRefused(try TapRefusal.decode(&r))
+        case .storeRelyingParty:
+            let rpId = try r.string()
+            let n = try r.varint()
+            guard n <= 16 else { throw r.fail("too many origins") }
+            let origins = try (0..<n).map { _ in try r.string() }
+            do { return .relyingParty(try RelyingParty(rpId: rpId, origins: origins)) } catch { throw r.fail("invalid relying party") }
         }
     }
 

@@ -36,6 +36,8 @@ public struct DecisionReplay {
     private var policies: [String: PolicyDocument] = [:]
     /// The store's id (seq 1's hash), read once: every signed statement binds it.
     private var storeId: Digest??
+    /// The WebAuthn relying party in force (`store.relying_party`).
+    private var rp: RelyingParty?
     /// The org each person is bound to (policy.md `person.one_org`).
     private var personOrgs: [String: String] = [:]
     private var devices: [String: DeviceState] = [:]
@@ -114,6 +116,9 @@ public struct DecisionReplay {
         switch event.payload {
         case .storeCreated:
             if judge, event.seq != 1 { throw fail("store.created", "store.created is only ever the first event") }
+            return nil
+        case .relyingParty(let r):
+            rp = r
             return nil
         case .policySet(let p):
             // Versions run per org (rules 2); a store written before ran them across orgs.
@@ -283,7 +288,7 @@ public struct DecisionReplay {
             case .tapRefused(let t):
                 // Authenticated (the device's key in force signed it), and a refusal the
                 // policy gives that signed step on the action as it stood.
-                try RecordedRefusal.check(event, t, device: device, storeId: try reader.storeId())
+                try RecordedRefusal.check(event, t, device: device, storeId: try reader.storeId(), rp: rp)
                 let code = RecordedRefusal.rejudge(event, t, state: state, device: device, policy: policy, rules: rules)
                 guard code?.rawValue == t.code else {
                     throw fail("tap.refused", "recorded as refused \(t.code); the policy gives "
@@ -304,7 +309,7 @@ public struct DecisionReplay {
             // The policy's device checks passed: a keyed device's event must carry its proof.
             if let device, event.type != .tapRefused {
                 if storeId == nil { storeId = .some(try reader.storeId()) }
-                do { try RecordedProof.check(event, device: device, storeId: storeId ?? nil) } catch let e as LedgerError {
+                do { try RecordedProof.check(event, device: device, storeId: storeId ?? nil, rp: rp) } catch let e as LedgerError {
                     throw fail("proof", e.message, e.code)
                 }
                 if let p = event.payload.proof, p.contentHash != state.contentHash {

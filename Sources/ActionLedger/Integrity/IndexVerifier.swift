@@ -39,6 +39,7 @@ struct IndexVerifier {
         var personOrgs: [String: String] = [:]
         // Each device's latest recorded-refusal minute and its count (bounded by the devices).
         var refusals: [String: (minute: Int64, count: UInt32)] = [:]
+        var lastRelyingParty: UInt64?
         try reader.forEachRaw { seq, v in
             let f = try fields(seq, v)
             if let a = f.actionId { try requireEntry(dbs.actionSeqs, Keys.composite(a, seq), seq) }
@@ -51,6 +52,7 @@ struct IndexVerifier {
                 orgPolicies[f.org] = seq
             }
             if f.type == .deviceLinked || f.type == .actionProposed, personOrgs[f.person] == nil { personOrgs[f.person] = f.org }
+            if f.type == .storeRelyingParty { lastRelyingParty = seq }
             if f.type == .tapRefused, let d = f.actingDevice {
                 let last = refusals[d]
                 refusals[d] = (f.at.minute, last.map { $0.minute == f.at.minute ? $0.count + 1 : 1 } ?? 1)
@@ -74,6 +76,11 @@ struct IndexVerifier {
         }
         if try MetaLayout.isCurrent(dbs, reader.txn) { try checkOrgRecords(orgPolicies, personOrgs) }
         try checkRefusalRecords(refusals)
+        let rp = try dbs.meta.withValue(reader.txn, key: MetaKey.relyingParty) { $0.count == 8 ? Keys.readU64($0) : 0 }
+        guard rp == lastRelyingParty else {
+            throw Self.failure(dbs.meta, MetaKey.relyingParty, lastRelyingParty, "index_mismatch", "points to "
+                + (rp.map { "seq \($0)" } ?? "nothing") + "; the last store.relying_party is " + (lastRelyingParty.map { "seq \($0)" } ?? "none"))
+        }
     }
 
     /// `refusals/DEVICE` in `meta` (the rate limit of recorded refusals) is exactly what the

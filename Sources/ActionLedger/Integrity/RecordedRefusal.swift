@@ -14,14 +14,14 @@ enum RecordedRefusal {
     }
 
     /// - throws: `bad_proof` naming the `problem`.
-    static func check(_ event: Event, _ t: TapRefusal, device: DeviceState?, storeId: Digest?) throws {
+    static func check(_ event: Event, _ t: TapRefusal, device: DeviceState?, storeId: Digest?, rp: RelyingParty?) throws {
         guard let device, let key = device.key, device.person == event.person, device.org == event.org else {
             throw RecordedProof.bad("a refusal recorded for \(event.device ?? "no device"), not a keyed device of \(event.person)", "key")
         }
         guard t.proof.keyFingerprint == key.fingerprint else {
             throw RecordedProof.bad("signed with key \(t.proof.keyFingerprint.hex.prefix(16))…, not \(device.device)'s key in force", "key")
         }
-        guard t.proof.level == (key.protection == .userVerification ? .signedUV : .signed) else {
+        if t.proof.webauthn == nil, t.proof.level != (key.protection == .userVerification ? .signedUV : .signed) {
             throw RecordedProof.bad("proof level \(t.proof.level.rawValue) for a key declared \(key.protection.rawValue)", "level")
         }
         let age = event.at.milliseconds - t.proof.claimedAt.milliseconds
@@ -45,9 +45,7 @@ enum RecordedRefusal {
         guard Statement.render(Statement.tapDomain, lines) == t.statement else {
             throw RecordedProof.bad("the recorded statement is not the one the event implies", "statement")
         }
-        guard key.verifies(t.proof.signature, over: t.statement) else {
-            throw RecordedProof.bad("the signature does not verify with \(device.device)'s key over the recorded statement", "signature")
-        }
+        try RecordedProof.verify(t.proof, key: key, statement: t.statement, rp: rp, device.device)
     }
 
     /// The refusal the engine gives this step now (replay): the policy's judgement of the

@@ -5,8 +5,8 @@ public struct ProofSummary: Sendable, Equatable {
     public var level: ProofLevel
     /// SHA-256 of the signing key's SPKI DER; nil for an unsigned step.
     public var keyFingerprint: Digest?
-    /// Why `signed_uv` counts as user verification: `declared_key_protection` for a p256
-    /// proof by a key declared `user-verification` (the proof's format says which).
+    /// Why `signed_uv` counts as user verification: `declared_key_protection` (a p256 proof
+    /// by a key declared `user-verification`) or `webauthn_uv` (the authenticator's UV flag).
     public var userVerificationBasis: String?
 
     public init(level: ProofLevel, keyFingerprint: Digest? = nil, userVerificationBasis: String? = nil) {
@@ -35,7 +35,7 @@ extension Event {
     public var proofSummary: ProofSummary? {
         guard let level = payload.proofLevel else { return nil }
         return ProofSummary(level: level, keyFingerprint: payload.proof?.keyFingerprint,
-                            userVerificationBasis: level == .signedUV ? "declared_key_protection" : nil)
+                            userVerificationBasis: payload.proof?.userVerificationBasis)
     }
 }
 

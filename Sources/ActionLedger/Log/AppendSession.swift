@@ -133,6 +133,8 @@ final class AppendSession {
             try dbs.deviceSeqs.put(txn, key: Keys.composite(d.device, event.seq), value: empty)
         case .deviceKeyRotated(let k):
             try dbs.deviceSeqs.put(txn, key: Keys.composite(k.device, event.seq), value: empty)
+        case .relyingParty:
+            try dbs.meta.put(txn, key: MetaKey.relyingParty, value: Keys.u64(event.seq))
         case .tapRefused:
             // The rate limit's count of the device's recorded refusals in this minute.
             guard let device = event.device else { break }

@@ -37,6 +37,7 @@ public struct ActivityProjection: Projection {
         case .deviceRevoked(let d): "revoked \(d.device): \(d.reason)"
         case .deviceKeyRotated(let k): "rotated \(k.device)'s key"
         case .tapRefused(let t): "refused \(t.step.rawValue): \(t.code)"
+        case .relyingParty(let rp): "set relying party \(rp.rpId)"
         case .policySet(let p): "set policy v\(p.version)"
         case .storeCreated(let c): "created the store" + (c.testClock ? " (test clock)" : "") + (c.demo ? " (demo)" : "")
         }

@@ -87,6 +87,7 @@ public struct AuditEntry: Sendable, Equatable {
             detail = d.reason
         case .deviceKeyRotated: break
         case .tapRefused(let t): detail = "\(t.step.rawValue) refused: \(t.code)"
+        case .relyingParty(let rp): detail = rp.rpId
         case .policySet(let p):
             policyVersion = p.version
         case .storeCreated(let c):

@@ -8,7 +8,8 @@ import Testing
 
     /// Under the strict policy (Specs/policies/strict.json, a `policy.set` schema 2): a
     /// high-stakes path signed from two devices (one introduced by the other), a signed
-    /// hold, edit and dismissal, a recorded refusal, and a key rotation vouched for by the other device.
+    /// hold, edit and dismissal, a recorded refusal, a key rotation vouched for by the other
+    /// device, a relying party and a WebAuthn-signed approval.
     static func signedStore() throws -> TempLedger {
         let t = try keyedStore(stakes: .high)
         let phone = TestDeviceKey(), laptop = TestDeviceKey()
@@ -26,6 +27,12 @@ import Testing
         // A signed dismissal of a decided action: refused, and recorded (tap.refused).
         _ = try? t.ledger.signed(.dismiss(actionId: "a1", device: "iphone", reason: "late"), phone)
         try t.ledger.rotate("laptop", to: TestDeviceKey(), signer: ("iphone", phone))
+        // A security key introduced by the phone, approving with a WebAuthn assertion (UV).
+        let auth = SoftwareAuthenticator()
+        try t.ledger.run(.setRelyingParty(try RelyingParty(rpId: auth.rpId, origins: [auth.origin])))
+        try t.ledger.linkKeyed("yubikey", auth.key, platform: .web, introducer: ("iphone", phone))
+        try t.ledger.run(.propose(proposal("a3", stakes: .low)))
+        try t.ledger.webauthn(.tap(.approve, actionId: "a3", device: "yubikey"), auth)
         return t
     }
 
@@ -39,8 +46,8 @@ import Testing
             try Self.signedStore().ledger.exportJSONL { bytes += $0 }
             try Data(bytes).write(to: Self.examples)
         }
-        #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 15)
-        #expect(try TempLedger().ledger.importJSONL(path: Self.examples.path).seq == 15)
+        #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 19)
+        #expect(try TempLedger().ledger.importJSONL(path: Self.examples.path).seq == 19)
         let kinds = Set(try String(contentsOf: Self.examples, encoding: .utf8).split(separator: "\n").map { line -> String in
             let e = try JSONParser.parse(String(line))
             guard case .number(let v)? = e["schema_version"] else { return "" }
@@ -59,12 +66,12 @@ import Testing
         try t.ledger.exportJSONL { bytes += $0 }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let r = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
-        #expect(r.status == 0 && r.stdout.hasPrefix("ok 15 "), "\(r.stdout)\(r.stderr)")
-        #expect(try ExportVerifier.verify(path: path).head.seq == 15)
+        #expect(r.status == 0 && r.stdout.hasPrefix("ok 19 "), "\(r.stdout)\(r.stderr)")
+        #expect(try ExportVerifier.verify(path: path).head.seq == 19)
         let fresh = try TempLedger()
         let head = try fresh.ledger.importJSONL(path: path)
-        #expect(head.seq == 15)
-        #expect(try fresh.ledger.verifyProofs() == 11)
+        #expect(head.seq == 19)
+        #expect(try fresh.ledger.verifyProofs() == 13)
         #expect(try fresh.ledger.replayDecisions().mismatch == nil)
     }
 
