@@ -47,6 +47,13 @@ public struct ProofRequirements: Sendable, Equatable {
 
     public var isEmpty: Bool { table.isEmpty }
 
+    /// The strict table of Specs/policies/strict.json (a test keeps them equal): `signed`
+    /// for every medium and high step, `signed_uv` for the high approve.
+    public static let strict = ProofRequirements(
+        [Statement.Step.review, .approve, .dismiss, .edit, .hold].map { (Stakes.medium, $0, ProofRequirement.signed) }
+            + [Statement.Step.review, .confirm, .dismiss, .edit, .hold].map { (Stakes.high, $0, ProofRequirement.signed) }
+            + [(.high, .approve, .signedUV)])
+
     /// The entries above `none` in canonical order (stakes, then step, as declared): the
     /// order the event's bytes and JSON list them in.
     public var entries: [(stakes: Stakes, step: Statement.Step, requirement: ProofRequirement)] {

@@ -24,6 +24,7 @@ import Testing
         #expect(p[.low, .approve] == .none && p[.low, .dismiss] == .none)
         for step in [Statement.Step.review, .approve, .dismiss, .edit, .hold] { #expect(p[.medium, step] == .signed) }
         #expect(p[.high, .approve] == .signedUV && p[.high, .dismiss] == .signed && p[.high, .confirm] == .signed)
+        #expect(p == ProofRequirements.strict, "the demo's strict table drifted from Specs/policies/strict.json")
     }
 
     @Test func anUnsignedStepIsRefusedNamingWhatItNeeds() throws {
