@@ -37,11 +37,7 @@ extension Ledger {
         #expect(try t.ledger.replayDecisions().mismatch == nil)
         let event = try t.ledger.read { try $0.event(5)!.event }
         #expect(EventCodec.encode(try Event(json: event.json())) == EventCodec.encode(event))
-        let path = t.directory.appendingPathComponent("e.jsonl").path
-        var bytes: [UInt8] = []
-        try t.ledger.exportJSONL { bytes += $0 }
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let py = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
+        let (path, py) = try t.exportAndVerifyIndependently()
         #expect(py.status == 0, "\(py.stdout)\(py.stderr)")
         #expect(try TempLedger().ledger.importJSONL(path: path).seq == 6)
     }
@@ -113,11 +109,7 @@ extension Ledger {
         let e = try requireLedgerError(.integrityFailure) { try f.ledger.verifyProofs() }
         #expect(e.details["seq"] == 4 && e.details["field"] == "data.key")
         #expect(try f.ledger.replayDecisions().mismatch?.seq == 4)
-        let path = f.directory.appendingPathComponent("f.jsonl").path
-        var bytes: [UInt8] = []
-        try f.ledger.exportJSONL { bytes += $0 }
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let py = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
+        let (path, py) = try f.exportAndVerifyIndependently()
         #expect(py.status == 1 && py.stdout.hasPrefix("seq 4: "), "\(py.stdout)\(py.stderr)")
         try requireLedgerError(.integrityFailure) { try ExportVerifier.verify(path: path) }
     }
@@ -126,14 +118,10 @@ extension Ledger {
 extension KeyRotationTests {
     /// `ledger devices rotate-key`: the CLI signs the rotation with the device's current key.
     @Test func theCLIRotatesAndTheOldKeyIsRefused() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("al-rotate-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let db = dir.appendingPathComponent("s.lmdb").path
-        try createTestClockStore(at: db)
-        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+        let store = try ProcessFixture("rotate")
+        func path(_ name: String) -> String { store.path(name) }
         func ledger(_ args: String..., stdin: String? = nil) throws -> LedgerProcess.Output {
-            try LedgerProcess.run(args + ["--db", db], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"], stdin: stdin)
+            try store.ledger(args, stdin: stdin)
         }
         #expect(try ledger("devices", "keygen", "--out", path("old")).status == 0)
         #expect(try ledger("devices", "keygen", "--out", path("new")).status == 0)

@@ -5,21 +5,15 @@ import Testing
 /// Proof levels in `show`, `audit action`, `audit device`, `activity`, and `audit proofs`
 /// (Specs/queries.md), read from the log beside what the projections answer.
 @Suite struct ProofAuditCLITests {
-    let dir: URL
-    let db: String
+    let store: ProcessFixture
 
-    init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("al-proofaudit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        db = dir.appendingPathComponent("s.lmdb").path
-        try createTestClockStore(at: db)
-    }
+    init() throws { store = try ProcessFixture("proofaudit") }
 
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+    func path(_ name: String) -> String { store.path(name) }
 
     @discardableResult
     func ledger(_ args: String..., stdin: String? = nil) throws -> LedgerProcess.Output {
-        try LedgerProcess.run(args + ["--db", db], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"], stdin: stdin)
+        try store.ledger(args, stdin: stdin)
     }
 
     /// p1 (medium): review signed by the UV-keyed iphone, approve asserted from the unkeyed

@@ -61,11 +61,7 @@ import Testing
 
     @Test func anExportWithKeysAndProofsVerifiesAndImports() throws {
         let t = try Self.signedStore()
-        let path = t.directory.appendingPathComponent("e.jsonl").path
-        var bytes: [UInt8] = []
-        try t.ledger.exportJSONL { bytes += $0 }
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let r = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
+        let (path, r) = try t.exportAndVerifyIndependently()
         #expect(r.status == 0 && r.stdout.hasPrefix("ok 19 "), "\(r.stdout)\(r.stderr)")
         #expect(try ExportVerifier.verify(path: path).head.seq == 19)
         let fresh = try TempLedger()
@@ -100,11 +96,7 @@ import Testing
             let e = try requireLedgerError(.integrityFailure, what) { try f.ledger.verifyProofs() }
             #expect(e.details["seq"] == 4, "\(what)")
             #expect(try f.ledger.replayDecisions().mismatch?.seq == 4, "\(what)")
-            let path = f.directory.appendingPathComponent("f.jsonl").path
-            var bytes: [UInt8] = []
-            try f.ledger.exportJSONL { bytes += $0 }
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
-            let r = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
+            let (path, r) = try f.exportAndVerifyIndependently()
             #expect(r.status == 1 && r.stdout.hasPrefix("seq 4: "), "\(what): \(r.stdout)\(r.stderr)")
             let v = try requireLedgerError(.integrityFailure, what) { try ExportVerifier.verify(path: path) }
             #expect(v.details["line"] == 4 && v.details["seq"] == 4, "\(what)")

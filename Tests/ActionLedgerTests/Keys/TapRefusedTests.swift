@@ -13,11 +13,7 @@ import Testing
         _ = try t.ledger.verify(VerifyOptions(deep: true))
         _ = try t.ledger.verifyProofs()
         #expect(try t.ledger.replayDecisions().mismatch == nil)
-        let path = t.directory.appendingPathComponent("e-\(UUID().uuidString).jsonl").path
-        var bytes: [UInt8] = []
-        try t.ledger.exportJSONL { bytes += $0 }
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let py = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
+        let (path, py) = try t.exportAndVerifyIndependently()
         #expect(py.status == 0, "\(py.stdout)\(py.stderr)")
         let fresh = try TempLedger()
         #expect(try fresh.ledger.importJSONL(path: path).seq == (try head(t)))
@@ -131,11 +127,7 @@ import Testing
         let statement = try forged { $0.statement[$0.statement.count - 2] ^= 1 }
         try requireLedgerError(.integrityFailure) { try statement.ledger.verifyProofs() }
         #expect(try statement.ledger.replayDecisions().mismatch?.seq == 5)
-        let path = statement.directory.appendingPathComponent("f.jsonl").path
-        var bytes: [UInt8] = []
-        try statement.ledger.exportJSONL { bytes += $0 }
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let py = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
+        let py = try statement.exportAndVerifyIndependently().python
         #expect(py.status == 1 && py.stdout.hasPrefix("seq 5: refusal"), "\(py.stdout)\(py.stderr)")
     }
 }

@@ -152,11 +152,7 @@ extension Ledger {
         let e = try requireLedgerError(.integrityFailure) { try f.ledger.verifyProofs() }
         #expect(e.details["problem"] == "challenge" || e.details["problem"] == "signature", "\(e)")
         #expect(try f.ledger.replayDecisions().mismatch?.seq == UInt64(last + 1))
-        let path = f.directory.appendingPathComponent("f.jsonl").path
-        var bytes: [UInt8] = []
-        try f.ledger.exportJSONL { bytes += $0 }
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let py = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
+        let py = try f.exportAndVerifyIndependently().python
         #expect(py.status == 1 && py.stdout.hasPrefix("seq \(last + 1): proof signature"), "\(py.stdout)\(py.stderr)")
     }
 }
@@ -165,16 +161,12 @@ extension WebAuthnTests {
     /// Through the CLI: the relying party is set and shown, `statement --json` gives the
     /// challenge, and a tap takes the assertion as `--proof -`.
     @Test func theCLITakesAWebAuthnProof() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("al-webauthn-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let db = dir.appendingPathComponent("s.lmdb").path
-        try createTestClockStore(at: db)
+        let store = try ProcessFixture("webauthn")
         func ledger(_ args: String..., stdin: String? = nil) throws -> LedgerProcess.Output {
-            try LedgerProcess.run(args + ["--db", db], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"], stdin: stdin)
+            try store.ledger(args, stdin: stdin)
         }
         let auth = SoftwareAuthenticator()
-        let pub = dir.appendingPathComponent("k.pub").path
+        let pub = store.path("k.pub")
         try Data(auth.key.privateKey.publicKey.pemRepresentation.utf8).write(to: URL(fileURLWithPath: pub))
         #expect(try ledger("relying-party", "set", "--rp-id", "Bad Domain", "--origin", auth.origin).status == 2)
         #expect(try ledger("relying-party", "set", "--rp-id", auth.rpId, "--origin", auth.origin).status == 0)
