@@ -39,8 +39,9 @@ public struct DecisionReplay {
     /// The WebAuthn relying party in force (`store.relying_party`).
     private var rp: RelyingParty?
     /// The org each person is bound to (policy.md `person.one_org`).
-    private var personOrgs: [String: String] = [:]
-    private var devices: [String: DeviceState] = [:]
+    var personOrgs: [String: String] = [:]
+    /// Every linked device as it stands at the current seq (DecisionReplay+Devices).
+    var devices: [String: DeviceState] = [:]
     private var live: [String: ActionState] = [:]
     private var day: Int64 = .min
     private var autoShipsToday: [String: Int] = [:]
@@ -129,51 +130,8 @@ public struct DecisionReplay {
             latest = p
             policies[event.org] = p
             return nil
-        case .deviceLinked(let d):
-            if judge {
-                if devices[d.device] != nil { throw fail("device.link", "device \(d.device) was already linked", .duplicateDevice) }
-                for (what, id) in [("device", d.device), ("person", event.person), ("org", event.org)] {
-                    if let problem = FieldReader.identifierProblem(id) { throw fail("device.link", "\(what) \(problem)", .invalidInput) }
-                }
-            }
-            if judge, let key = d.key {
-                // Who may vouch for a key (statements.md §1.1), with the devices as they stood.
-                let keyed = devices.values.filter { $0.person == event.person && $0.key != nil }
-                do {
-                    try DeviceLinking.checkKey(d, org: event.org, person: event.person, keyed: Array(keyed),
-                                               introducer: key.introducer.flatMap { devices[$0] }, storeId: try reader.storeId())
-                } catch let e as LedgerError { throw fail("device.link", e.message, e.code) }
-            }
-            if personOrgs[event.person] == nil { personOrgs[event.person] = event.org }
-            devices[d.device] = DeviceState(device: d.device, person: event.person, org: event.org, label: d.label,
-                                            platform: d.platform, linkedAt: event.at, revokedAt: nil, key: d.key)
-            return nil
-        case .deviceRevoked(let d):
-            guard var state = devices[d.device] else {
-                throw fail("device.revoke", "device \(d.device) was never linked", .unknownDevice)
-            }
-            if judge {
-                if state.revokedAt != nil { throw fail("device.revoke", "device \(d.device) was already revoked", .deviceRevoked) }
-                if event.person != state.person || event.org != state.org {
-                    throw fail("device.revoke", "the revocation names \(event.person)/\(event.org), the device is "
-                        + "\(state.person)/\(state.org)")
-                }
-            }
-            state.revokedAt = event.at
-            devices[d.device] = state
-            return nil
-        case .deviceKeyRotated(let k):
-            if judge {
-                guard let state = devices[k.device], event.person == state.person, event.org == state.org else {
-                    throw fail("device.rotate", "the rotation names \(event.person)/\(event.org), not device \(k.device)'s person",
-                               .unknownDevice)
-                }
-                // The signature is checked against the signer's key in force here (statements.md §3.1).
-                do { try DeviceRotation.check(recorded: k, devices: { devices[$0] }, storeId: try reader.storeId()) } catch let e as LedgerError {
-                    throw fail("device.rotate", e.message, e.code)
-                }
-            }
-            devices[k.device]?.apply(k)
+        case .deviceLinked, .deviceRevoked, .deviceKeyRotated:
+            try applyDevice(event, reader: reader, judge: judge, fail)
             return nil
         default:
             return try applyAction(event, reader: reader, judge: judge, fail)
