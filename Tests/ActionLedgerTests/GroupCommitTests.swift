@@ -127,6 +127,42 @@ import Testing
         #expect(try l.query { try $0.today(TodayQuery(person: "quinn", now: t0)) }.items.map(\.actionId) == ["m1"])
     }
 
+    /// A group of several commands does not fold (its callers wait for no fold): the
+    /// projections trail until the writer thread finds its queue empty and folds them in a
+    /// transaction of its own. Queries answer at the head all along.
+    @Test func groupsLeaveTheFoldToTheIdleWriter() throws {
+        let t = try TempLedger()
+        let l = t.ledger!
+        try l.link("iphone")
+        let registry = ProjectionRegistry(l.registry.projections, maxLag: 4)
+        let writer = Writer(environment: l.environment, dbs: l.dbs, registry: registry)
+        defer { writer.stop() }
+        let gate = DispatchSemaphore(value: 0), blocking = DispatchSemaphore(value: 0)
+        let blocker = Thread { try? writer.perform { _ in blocking.signal(); _ = gate.wait(timeout: .now() + 120) } }
+        blocker.start()
+        try wait(blocking, "the blocking transaction to open")
+        let done = Locked<Int>(0)
+        for i in 0..<12 {
+            Thread {
+                _ = try? writer.submit([CommandRequest(.propose(proposal("q\(i)", stakes: .low)), now: t0)], atomic: false)
+                done.update { $0 += 1 }
+            }.start()
+            try waitUntil("job \(i) to queue", pollMicroseconds: 200) { writer.queuedJobs >= i + 1 }
+        }
+        let before = lastTransactionId(l.environment)
+        gate.signal()
+        try waitUntil("the 12 proposals") { done.value == 12 }
+        let head = try l.read { try $0.head().seq }
+        #expect(head == 13)
+        // The group's commit (12 events, a bound of 32) did not fold; the idle writer then did.
+        try waitUntil("the idle fold") {
+            (try? l.environment.read { txn in try registry.projections.allSatisfy { try registry.meta($0.name, in: txn)?.checkpoint == head } }) == true
+        }
+        #expect(lastTransactionId(l.environment) == before + 2)
+        try l.verifyProjections()
+        #expect(try l.query { try $0.today(TodayQuery(person: "quinn", now: t0)) }.count == 12)
+    }
+
     @Test func sameCommandIdFromManyThreadsAppendsOnce() throws {
         let t = try TempLedger()
         let l = t.ledger!

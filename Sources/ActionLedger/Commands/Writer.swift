@@ -16,6 +16,12 @@ import Foundation
 /// transaction while refusals write nothing; when one is refused after it wrote, the group
 /// is redone with each command (each batch) in a nested transaction. Order and idempotency
 /// are exactly as if the commands ran one by one in queue order.
+///
+/// After the log's writes the writer folds the projections (`ProjectionRegistry.fold(after:)`).
+/// A lone command folds once the projections trail by `maxLag`; a group of several does
+/// not fold until they trail by ``groupFoldBound``, and when the writer thread finds its
+/// queue empty it folds in a transaction of its own. So groups under load stay small
+/// (their callers wait for no fold), and queries fold at most a short tail in memory.
 final class Writer: @unchecked Sendable {
     // Safe: `pending`, `leading`, `threadLeads` and `stopped` are only touched with
     // `condition` locked. A Job's fields are written by its group's leader before the job's
@@ -54,6 +60,10 @@ final class Writer: @unchecked Sendable {
     private let exited = DispatchSemaphore(value: 0)
     /// Most jobs one transaction takes, so one commit never waits on an endless queue.
     static let maxGroup = 1024
+    /// How far a group of several commands lets the projections trail before it folds
+    /// inline: eight folds' worth, well below what a query replays (``ProjectionRegistry/replayLimit``).
+    /// A registry that folds every commit (`maxLag` 1: projections always at the head) keeps doing so.
+    var groupFoldBound: UInt64 { registry.maxLag == 1 ? 1 : min(registry.maxLag * 8, ProjectionRegistry.replayLimit) }
 
     init(environment: Environment, dbs: LogDatabases, registry: ProjectionRegistry) {
         self.environment = environment
@@ -157,10 +167,30 @@ final class Writer: @unchecked Sendable {
             for job in group { job.done.signal() }
             condition.lock()
             if pending.isEmpty {
+                // Idle: fold what the groups left behind, then look at the queue again.
+                condition.unlock()
+                foldIdle()
+                condition.lock()
+            }
+            if pending.isEmpty {
                 threadLeads = false
                 leading = false
                 if stopped { condition.broadcast() }
             }
+        }
+    }
+
+    /// The fold a busy spell deferred, in its own transaction; begun only when a projection
+    /// trails by `maxLag` or more. A failure here is left to the next commit's fold (a
+    /// projection that cannot fold an event is marked stale inside it, never thrown).
+    private func foldIdle() {
+        do {
+            let lagging = try environment.read { txn in
+                try registry.lags(txn, dbs, head: try LogReader(txn: txn, dbs: dbs).head().seq, bound: registry.maxLag)
+            }
+            if lagging { try environment.write { txn in try registry.foldLagging(txn, dbs) } }
+        } catch {
+            // Nothing to do: the next commit folds (its bound is at most groupFoldBound).
         }
     }
 
@@ -192,14 +222,16 @@ final class Writer: @unchecked Sendable {
     private func transaction(_ group: [Job], isolated: Bool) throws -> [[Result<CommandResult, LedgerError>]] {
         // The closure may run again after the map grows: results are rebuilt each time.
         try environment.write { txn in
-            let session = try AppendSession(txn: txn, dbs: dbs, registry: registry)
+            let session = try AppendSession(txn: txn, dbs: dbs)
             if let exclusive = group[0].exclusive {
                 try exclusive(session)
                 try session.finish()
+                try registry.fold(after: session)
                 return []
             }
             let results = try group.map { job in try run(job, session, isolated: isolated) }
             try session.finish()
+            try registry.fold(after: session, bound: group.count > 1 ? groupFoldBound : nil)
             return results
         }
     }

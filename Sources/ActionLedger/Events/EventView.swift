@@ -128,3 +128,77 @@ public struct EventView {
         }
     }
 }
+
+extension EventView {
+    /// What the Today feed keeps of a proposal, read in place.
+    public struct ProposalFacts {
+        public var specialist: Range<Int>
+        public var surface: Range<Int>
+        public var kind: Range<Int>
+        public var stakes: Stakes
+        public var expiresAt: Timestamp?
+        /// The stakes pinned at proposal (schema 2), if any.
+        public var pinnedStakes: Stakes?
+    }
+
+    /// A proposal's facts, walking its payload without decoding the preview or rationale.
+    public func proposalFacts() throws -> ProposalFacts {
+        guard type == .actionProposed else { throw LedgerError(.corruptEvent, "seq \(seq) is a \(type.name), not a proposal") }
+        var r = Walker(bytes, at: payload)
+        let name = try r.string()
+        _ = try r.string()  // agent
+        let surface = try r.string(), kind = try r.string()
+        _ = try r.string(); _ = try r.string()  // target type, id
+        let stakes = try Self.stakes(try r.u8(), &r)
+        _ = try r.fixed64()  // confidence
+        _ = try r.string()  // preview text
+        _ = try r.varint()  // assets
+        if try r.flag() { _ = try r.fixed64() }  // price
+        _ = try r.string()  // rationale
+        if try r.flag() { _ = try r.fixed64() }  // scheduled for
+        let expiresAt = try r.flag() ? Timestamp(milliseconds: Int64(bitPattern: try r.fixed64())) : nil
+        try r.skip(32)  // content hash
+        var pinned: Stakes?
+        if schemaVersion >= 2 {
+            _ = try r.varint()  // rules version
+            pinned = try Self.stakes(try r.u8(), &r)
+        }
+        return ProposalFacts(specialist: name, surface: surface, kind: kind, stakes: stakes, expiresAt: expiresAt,
+                             pinnedStakes: pinned)
+    }
+
+    private static func stakes(_ b: UInt8, _ r: inout Walker) throws -> Stakes {
+        switch b {
+        case 0: return .low
+        case 1: return .medium
+        case 2: return .high
+        default: throw r.fail("invalid stakes")
+        }
+    }
+}
+
+extension EventView.Walker {
+    mutating func flag() throws -> Bool {
+        switch try u8() {
+        case 0: return false
+        case 1: return true
+        default: throw fail("invalid optional flag")
+        }
+    }
+
+    mutating func skip(_ n: Int) throws {
+        guard offset + n <= bytes.count else { throw fail("truncated") }
+        offset += n
+    }
+
+    mutating func varint() throws -> UInt64 {
+        var result: UInt64 = 0, shift: UInt64 = 0
+        while true {
+            let b = try u8()
+            guard shift < 64 else { throw fail("varint overflow") }
+            result |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return result }
+            shift += 7
+        }
+    }
+}

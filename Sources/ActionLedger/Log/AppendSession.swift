@@ -1,12 +1,11 @@
 /// The log's side of one write transaction: assigns seqs, chains hashes and writes the
-/// log's indexes; at the end it folds the log's tail into the projections when they would
-/// otherwise trail it by ``ProjectionRegistry/maxLag`` events. Only the writer creates
-/// sessions, so there is one per write transaction.
+/// log's indexes and head, nothing else — the projections are folded by the writer after
+/// it (`ProjectionRegistry.fold(after:)`), so the log knows nothing of them. Only the
+/// writer creates sessions, so there is one per write transaction.
 final class AppendSession {
     /// The innermost open transaction: the command's nested one while a command runs.
     private(set) var txn: Transaction
     let dbs: LogDatabases
-    let registry: ProjectionRegistry
     private(set) var head: LogHead
     /// The time of the head event once read (``headTime()``); `.some(nil)` for an empty log.
     private var headAt: Timestamp??
@@ -15,25 +14,24 @@ final class AppendSession {
     /// Counts the puts made through this session: a refused command that left it unchanged
     /// wrote nothing and needs no rollback (the writer's optimistic path).
     private(set) var writes = 0
-    /// The events appended in this transaction, for the fold in ``finish()`` to apply
-    /// without decoding them back from the log; nil past ``retainLimit`` (an import), when
-    /// the fold reads them from the log instead.
+    /// The events appended in this transaction, for the writer's fold to apply without
+    /// decoding them back from the log; nil past ``retainLimit`` (an import), when the
+    /// fold reads them from the log instead.
     private var appended: [Event]? = []
     static let retainLimit = 10_000
 
     var reader: LogReader { LogReader(txn: txn, dbs: dbs) }
 
-    init(txn: Transaction, dbs: LogDatabases, registry: ProjectionRegistry) throws {
+    init(txn: Transaction, dbs: LogDatabases) throws {
         self.txn = txn
         self.dbs = dbs
-        self.registry = registry
         head = try LogReader(txn: txn, dbs: dbs).head()
         initialHead = head
     }
 
     /// Runs `body` in a nested transaction: its appends are kept when it returns, and on
     /// a throw both the LMDB writes and this session's in-memory head rewind. (Commands
-    /// never touch the projections: they are folded in ``finish()``.)
+    /// never touch the projections: the writer folds them after the session.)
     func nested<T>(_ body: () throws -> T) throws -> T {
         let parent = txn
         let saved = head
@@ -183,11 +181,8 @@ final class AppendSession {
         try dbs.commands.put(txn, key: commandId.utf8, value: v)
     }
 
-    /// Writes the head and, when the projections would trail it by ``ProjectionRegistry/maxLag``
-    /// events or more, folds the log's tail into them and records their checkpoints and
-    /// digests: called once, just before commit, so all of it lands with the events.
-    /// - throws: `projection_stale` naming the seq a projection cannot fold. The whole
-    ///   transaction then fails; the engine stops rather than skip the event.
+    /// Writes the head: called once, just before commit (then the writer folds the
+    /// projections, `ProjectionRegistry.fold(after:)`, which reads ``appendedEvents``).
     func finish() throws {
         // A transaction whose commands were all refused writes nothing, so the commit
         // leaves the file byte-for-byte unchanged (LMDB skips a commit with no dirty pages).
@@ -195,47 +190,15 @@ final class AppendSession {
         var v = Keys.u64(head.seq)
         head.hash.withBytes { v.append(contentsOf: $0) }
         try dbs.head.put(txn, key: MetaKey.head, value: v)
-        // The projections are opened only here: most commits just read their checkpoints.
-        let checkpoints = try registry.checkpoints(dbs.meta, in: txn)
-        for (p, c) in zip(registry.projections, checkpoints) where c > head.seq {
-            throw LedgerError(.projectionStale, "projection \(p.name) is at seq \(c), past the log's head \(head.seq): "
-                + "run `ledger rebuild --projection \(p.name)`")
-        }
-        // A projection marked stale no longer folds; a fold that fails marks it so, and the
-        // events still commit: a projection never blocks the log (ProjectionStaleMark).
-        let marks = try registry.staleMarks(dbs.meta, in: txn)
-        guard zip(checkpoints, marks).contains(where: { $1 == nil && head.seq - $0 >= registry.maxLag }) else { return }
-        let stores = try registry.liveStores(in: txn)
-        var stale = marks.map { $0 != nil }
-        func fold(_ seq: UInt64, _ apply: (any Projection, ProjectionStore) throws -> Void) throws {
-            for (i, (p, s)) in zip(registry.projections, stores).enumerated() where !stale[i] && s.checkpoint < seq {
-                do {
-                    try apply(p, s)
-                } catch let e as LedgerError {
-                    // Its database may hold part of this event: the mark keeps every query off it until a rebuild.
-                    stale[i] = true
-                    try ProjectionStaleMark(seq: seq, reason: e.message).write(p.name, dbs.meta, in: txn)
-                }
-            }
-        }
-        // One pass: from the log (read in place) up to what this transaction appended (all
-        // of it after an import too large to keep), then this transaction's events from memory.
-        let fromLog = appended == nil ? head.seq : initialHead.seq
-        if let low = checkpoints.min(), low < fromLog {
-            try reader.forEachView(from: low + 1) { view, decode in
-                try fold(view.seq) { p, s in try ProjectionRegistry.apply(view, p, s, decode: decode) }
-                return view.seq < fromLog
-            }
-        }
-        for event in appended ?? [] {
-            try fold(event.seq) { p, s in try ProjectionRegistry.apply(event, p, s) }
-        }
-        for (i, (p, s)) in zip(registry.projections, stores).enumerated() where !stale[i] {
-            guard s.checkpoint == head.seq else {
-                throw LedgerError(.projectionStale, "projection \(p.name) reached seq \(s.checkpoint), not the head \(head.seq)")
-            }
-            try registry.saveMeta(ProjectionMeta(version: p.version, generation: s.generation, checkpoint: s.checkpoint),
-                                  p.name, in: txn)
-        }
     }
+
+    /// Whether this transaction appended anything.
+    var appendedAny: Bool { head != initialHead }
+
+    /// The head before this transaction's appends.
+    var headBefore: LogHead { initialHead }
+
+    /// The events this transaction appended, in order; nil past ``retainLimit`` (an import),
+    /// when a fold reads them from the log instead.
+    var appendedEvents: [Event]? { appended }
 }

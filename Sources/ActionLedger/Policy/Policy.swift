@@ -55,8 +55,14 @@ public enum Policy {
 
     /// The proposer's stakes raised by every matching rule of `policy`; never lowered.
     public static func effectiveStakes(of proposal: Proposal, under policy: PolicyDocument) -> Stakes {
-        policy.raise.reduce(proposal.stakes) { current, rule in
-            rule.matches(kind: proposal.kind, surface: proposal.surface) ? max(current, rule.stakes) : current
+        effectiveStakes(proposal.stakes, kind: proposal.kind, surface: proposal.surface, under: policy)
+    }
+
+    /// ``effectiveStakes(of:under:)`` from the three facts it reads (a fold that reads a
+    /// proposal in place has no `Proposal`).
+    public static func effectiveStakes(_ stakes: Stakes, kind: String, surface: String, under policy: PolicyDocument) -> Stakes {
+        policy.raise.reduce(stakes) { current, rule in
+            rule.matches(kind: kind, surface: surface) ? max(current, rule.stakes) : current
         }
     }
 

@@ -191,6 +191,7 @@ struct ShadowBuild {
         step.checkpoint = shadows.map(\.2.checkpoint).min() ?? step.head
         step.caughtUp = step.checkpoint == step.head
         for (p, meta, store) in shadows {
+            try store.flushPostings()
             var updated = meta
             updated.checkpoint = store.checkpoint
             guard store.checkpoint == step.head else {

@@ -126,6 +126,7 @@ public struct ProjectionRegistry: Sendable {
         guard let meta = try meta(p.name, in: reader.txn), meta.version == p.version, meta.checkpoint < head,
               let store = try store(for: p, meta: meta, in: reader.txn) else { return }
         try Self.foldTail(p, store, reader, through: head)
+        try store.flushPostings()
         var updated = meta
         updated.checkpoint = store.checkpoint
         try saveMeta(updated, p.name, in: reader.txn)

@@ -34,6 +34,12 @@ public final class ProjectionStore {
     var log: LogReader?
     /// Actions' filings already read in this fold (bounded: see ``filing(_:)``).
     var filings: [String: Filing] = [:]
+    /// The policies a fold read (Today's, per org), kept for the store's life: a fold's
+    /// writes go through this store, so it sees every change.
+    var policies: [String: PolicyDocument] = [:]
+    /// Postings filed by this fold and not yet written, by family ‖ id: written sorted, one
+    /// `MDB_MULTIPLE` put per list, by ``flushPostings()`` (see `ProjectionStore+Postings.swift`).
+    var pendingPostings: [[UInt8]: [UInt8]] = [:]
 
     init(txn: Transaction, database: Database, databaseCount: Int, generation: UInt8, name: String,
          checkpoint: UInt64, overlay: ProjectionOverlay? = nil, postingDatabase: Database? = nil, log: LogReader? = nil) {
@@ -163,6 +169,7 @@ public final class ProjectionStore {
     func removeAll() throws {
         precondition(overlay == nil, "a replay never empties the stored projection")
         try txn.drop(database)
+        pendingPostings.removeAll()
         if let postingDatabase { try txn.drop(postingDatabase) }
     }
 

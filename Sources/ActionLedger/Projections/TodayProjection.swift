@@ -129,7 +129,16 @@ public struct TodayProjection: Projection {
             try remove(try itemKey(v), v.type, store)
         case .actionExecuted, .actionFailed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .storeCreated, .tapRefused, .storeRelyingParty:
             return
-        case .actionProposed, .actionHeld, .policySet:
+        case .actionProposed:
+            let f = try v.proposalFacts()
+            let kind = v.string(f.kind)
+            var stakes = Policy.effectiveStakes(f.stakes, kind: kind, surface: v.string(f.surface),
+                                                under: try Self.policy(store, org: v.string(v.org)))
+            if let pinned = f.pinnedStakes { stakes = max(stakes, pinned) }
+            try propose(try itemKey(v), Item(person: v.string(v.person), org: v.string(v.org), proposedAt: v.at, seq: v.seq,
+                                             stakes: stakes),
+                        FeedFacts(expiresAt: f.expiresAt, specialist: v.string(f.specialist), kind: kind), store)
+        case .actionHeld, .policySet:
             try apply(try decode(), to: store)
         }
     }
@@ -137,12 +146,10 @@ public struct TodayProjection: Projection {
     public func apply(_ event: Event, to store: ProjectionStore) throws {
         switch event.payload {
         case .proposed(let p):
-            let id = Array(try actionId(event).utf8)
             let stakes = Policy.requirements(of: p, under: try Self.policy(store, org: event.org)).stakes
-            let item = Item(person: event.person, org: event.org, proposedAt: event.at, seq: event.seq, stakes: stakes)
-            try store.insert(Self.items, key: id, value: item.encoded)
-            try store.insert(Self.feed, key: item.feedKey, value: item.feedValue(String(decoding: id, as: UTF8.self),
-                FeedFacts(expiresAt: p.expiresAt, specialist: p.specialist.name, kind: p.kind)))
+            try propose(Array(try actionId(event).utf8),
+                        Item(person: event.person, org: event.org, proposedAt: event.at, seq: event.seq, stakes: stakes),
+                        FeedFacts(expiresAt: p.expiresAt, specialist: p.specialist.name, kind: p.kind), store)
         case .reviewed:
             try update(Array(try actionId(event).utf8), event.type, store) { $0.steps.append(.review) }
         case .confirmed:
@@ -172,12 +179,21 @@ public struct TodayProjection: Projection {
         }
     }
 
-    /// The policy the fold holds for `org` (the built-in one until its first `policy.set`).
+    private func propose(_ id: [UInt8], _ item: Item, _ facts: FeedFacts, _ store: ProjectionStore) throws {
+        try store.insert(Self.items, key: id, value: item.encoded)
+        try store.insert(Self.feed, key: item.feedKey, value: item.feedValue(String(decoding: id, as: UTF8.self), facts))
+    }
+
+    /// The policy the fold holds for `org` (the built-in one until its first `policy.set`),
+    /// read once per store: a fold asks for it with every proposal.
     static func policy(_ store: ProjectionStore, org: String) throws -> PolicyDocument {
-        try store.withValue(policyDB, key: policyKey + Array("/\(org)".utf8)) { b in
+        if let known = store.policies[org] { return known }
+        let policy = try store.withValue(policyDB, key: policyKey + Array("/\(org)".utf8)) { b in
             var r = BinaryReader(b)
             return try EventCodec.readPolicy(&r)
         } ?? .builtIn
+        store.policies[org] = policy
+        return policy
     }
 
     private func actionId(_ event: Event) throws -> String {
@@ -215,6 +231,7 @@ public struct TodayProjection: Projection {
         var w = BinaryWriter(capacity: 64)
         EventCodec.writePolicy(document, &w)
         try store.put(Self.policyDB, key: Self.policyKey + Array("/\(org)".utf8), value: w.bytes)
+        store.policies[org] = document
         // Effective stakes depend on the policy's raise rules only.
         guard old.raise != document.raise else { return }
         var moves: [(id: [UInt8], item: Item, to: Stakes)] = []

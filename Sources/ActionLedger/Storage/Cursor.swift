@@ -46,6 +46,20 @@ public final class Cursor {
                 UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
     }
 
+    /// In a posting database: stores `count` fixed-size duplicates under `key` in one call
+    /// (`MDB_MULTIPLE`), with `flags` (e.g. ``PutFlags/appendDuplicate``).
+    /// - throws: ``LMDBError`` (``LMDBError/keyExists`` when a duplicate does not sort last).
+    public func putDuplicates(key: UnsafeRawBufferPointer, items: UnsafeRawBufferPointer, size: Int, flags: PutFlags) throws {
+        precondition(size > 0 && items.count % size == 0, "items must be whole duplicates")
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var data = (MDB_val(mv_size: size, mv_data: UnsafeMutableRawPointer(mutating: items.baseAddress)),
+                    MDB_val(mv_size: items.count / size, mv_data: nil))
+        let rc = withUnsafeMutablePointer(to: &data) { p in
+            p.withMemoryRebound(to: MDB_val.self, capacity: 2) { mdb_cursor_put(cursor, &k, $0, flags.rawValue | UInt32(MDB_MULTIPLE)) }
+        }
+        try check(rc, "mdb_cursor_put(\(name), MDB_MULTIPLE)")
+    }
+
     /// The next duplicate of the current key (`MDB_NEXT_DUP`); nil past its last.
     public func nextDuplicate() throws -> Entry? { try op(MDB_NEXT_DUP) }
 
