@@ -50,9 +50,13 @@ enum DeviceRotation {
         return KeyRotation(device: deviceId, previousFingerprint: old.fingerprint, key: key)
     }
 
-    /// Checks a recorded rotation against the devices as they stood before it.
-    static func check(recorded r: KeyRotation, devices: (String) throws -> DeviceState?, storeId: Digest?) throws {
+    /// Checks a recorded rotation (`event`) against the devices as they stood before it.
+    static func check(recorded r: KeyRotation, in event: Event, devices: (String) throws -> DeviceState?, storeId: Digest?) throws {
         let device = try devices(r.device)
+        if let d = device, d.person != event.person || d.org != event.org {
+            throw LedgerError(.introductionRequired, "the rotation names \(event.person)/\(event.org), device \(r.device) is "
+                + "\(d.person)/\(d.org)", details: ["problem": "person"])
+        }
         let expected = try check(r.device, device: device, key: r.key, signer: try r.key.introducer.flatMap(devices), storeId: storeId)
         guard expected == r else {
             throw LedgerError(.badProof, "the rotation names previous key \(r.previousFingerprint.hex.prefix(16))…, the key in "

@@ -43,7 +43,7 @@ extension DecisionReplay {
                                .unknownDevice)
                 }
                 // The signature is checked against the signer's key in force here (statements.md §3.1).
-                do { try DeviceRotation.check(recorded: k, devices: { devices[$0] }, storeId: try reader.storeId()) } catch let e as LedgerError {
+                do { try DeviceRotation.check(recorded: k, in: event, devices: { devices[$0] }, storeId: try reader.storeId()) } catch let e as LedgerError {
                     throw fail("device.rotate", e.message, e.code)
                 }
             }

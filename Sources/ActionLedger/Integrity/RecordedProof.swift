@@ -110,7 +110,7 @@ struct ProofScan {
             case .deviceRevoked(let r):
                 devices[r.device]?.revokedAt = event.at
             case .deviceKeyRotated(let k):
-                try DeviceRotation.check(recorded: k, devices: { devices[$0] }, storeId: storeId)
+                try DeviceRotation.check(recorded: k, in: event, devices: { devices[$0] }, storeId: storeId)
                 devices[k.device]?.apply(k)
                 checked += 1
             case .tapRefused(let t):
