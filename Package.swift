@@ -49,6 +49,8 @@ let package = Package(
             name: "ActionLedgerTests",
             // ledger-cli, ledger-stress: process tests run the built binaries found beside the test bundle.
             dependencies: ["ActionLedger", "CLMDB", "ledger-cli", "ledger-stress"],
+            // Stores written by landed builds, for the migration tests (read from the source tree).
+            exclude: ["Fixtures"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -25,33 +25,39 @@ public final class Ledger: Sendable {
     public let registry: ProjectionRegistry
     let dbs: LogDatabases
     private let writer: Writer?
+    /// Why this store must be converted by `ledger migrate` before it takes writes (it was
+    /// written by an older build); nil when it is current.
+    public let migrationNeeded: String?
 
     /// Opens (creating if needed) the ledger at `path`. A writable open brings lagging
-    /// projections up to the head (a version bump rebuilds that projection). What needs
-    /// doing is read first: opening an up-to-date store begins no write transaction, and
-    /// creating or converting one takes a single one (catching up, one per batch).
+    /// projections up to the head. What needs doing is read first: opening an up-to-date
+    /// store begins no write transaction, and creating one takes a single one (catching
+    /// up, one per batch). A store written by an older build is never converted by an open:
+    /// it opens for reading the log, its writes are refused with `migration_required`
+    /// (``migrationNeeded`` says why) until ``migrate(path:options:progress:)`` converts it.
     /// - throws: ``LMDBError`` or ``LedgerError``.
     public init(path: String, options: Options = Options()) throws {
         var envOptions = options.environment
         envOptions.readOnly = options.readOnly
         environment = try Environment(path: path, options: envOptions)
         registry = options.projections
-        if options.readOnly {
-            guard let opened = try environment.read({ try LogDatabases.open($0) }) else {
+        let registry = registry
+        let (existing, reason) = try environment.read { txn -> (LogDatabases?, String?) in
+            guard let d = try LogDatabases.open(txn) else { return (nil, nil) }
+            return (d, try Migration.reason(d, registry, txn))
+        }
+        migrationNeeded = reason
+        if options.readOnly || reason != nil {
+            guard let existing else {
                 throw LedgerError(.invalidInput, "\(path) is not an ActionLedger store (it has no event log)")
             }
-            dbs = opened
+            dbs = existing
             writer = nil
         } else {
-            let registry = registry
-            let ready = try environment.read { txn -> LogDatabases? in
-                guard let d = try LogDatabases.open(txn), !d.isLegacyLayout, try MetaLayout.isCurrent(d, txn),
-                      try !ProjectionMaintenance.needsSetUp(registry, txn) else { return nil }
-                return d
-            }
-            let opened = try ready ?? environment.write { txn -> LogDatabases in
-                // A store of the layout before the log index is converted once, here.
-                try LogDatabases.migrateLegacyLayout(txn)
+            // An empty store whose projections are not set up (or of another build) is set up here.
+            let setUp = try existing == nil || environment.read { try ProjectionMaintenance.needsSetUp(registry, $0) }
+            let opened = try !setUp ? existing! : environment.write { txn -> LogDatabases in
+                // A new store: its log, its layout marker and empty projections, in one transaction.
                 guard let d = try LogDatabases.open(txn) else { throw LedgerError(.storage, "cannot create the log") }
                 try MetaLayout.backfill(d, txn)
                 try ProjectionMaintenance.setUp(registry, txn)
@@ -61,6 +67,16 @@ public final class Ledger: Sendable {
             try ProjectionMaintenance(environment: environment, dbs: opened, registry: registry).catchUp()
             writer = Writer(environment: environment, dbs: opened, registry: registry)
         }
+    }
+
+    /// The writer, or the refusal of a store that cannot take writes.
+    func requireWriter() throws -> Writer {
+        if let migrationNeeded {
+            throw LedgerError(.migrationRequired, "\(environment.path) was written by an older build (\(migrationNeeded)): "
+                + "run `ledger migrate --db \(environment.path)` to convert it")
+        }
+        guard let writer else { throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused") }
+        return writer
     }
 
     deinit { writer?.stop() }
@@ -75,15 +91,13 @@ public final class Ledger: Sendable {
     /// Runs commands one by one in a single transaction (group commit): each gets its
     /// own result, and a refused one does not affect the others.
     public func execute(group requests: [CommandRequest]) throws -> [Result<CommandResult, LedgerError>] {
-        guard let writer else { throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused") }
-        return try writer.submit(preverify(requests), atomic: false)
+        return try requireWriter().submit(preverify(requests), atomic: false)
     }
 
     /// Runs commands as one all-or-nothing batch: either all succeed or none is recorded.
     /// - throws: the first refusal, its `index` in ``LedgerError/details``.
     public func execute(batch requests: [CommandRequest]) throws -> [CommandResult] {
-        guard let writer else { throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused") }
-        return try writer.submit(preverify(requests), atomic: true).map { try $0.get() }
+        return try requireWriter().submit(preverify(requests), atomic: true).map { try $0.get() }
     }
 
     /// Appends events verbatim in one transaction, all or nothing: restoring an export
@@ -92,8 +106,7 @@ public final class Ledger: Sendable {
     /// inline projections are updated as for any append.
     /// - throws: ``LedgerError`` `invalid_input` / `integrity_failure` naming the seq.
     public func append(verbatim events: [(event: Event, hash: Digest?)]) throws {
-        guard let writer else { throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused") }
-        try writer.perform { session in
+        try requireWriter().perform { session in
             for (event, hash) in events {
                 try session.appendVerbatim(event, expectedHash: hash)
                 // Restored commands stay idempotent: a replayed command id appends nothing.
@@ -105,8 +118,7 @@ public final class Ledger: Sendable {
 
     /// Runs `body` alone in one write transaction of the writer (maintenance: import, store creation).
     func perform(_ body: @escaping (AppendSession) throws -> Void) throws {
-        guard let writer else { throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused") }
-        try writer.perform(body)
+        try requireWriter().perform(body)
     }
 
     /// Runs `body` with a reader over one consistent snapshot.

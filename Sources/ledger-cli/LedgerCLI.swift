@@ -11,7 +11,7 @@ struct LedgerCLI: ParsableCommand {
             Propose.self, Review.self, Confirm.self, Approve.self, Dismiss.self, Edit.self, Hold.self,
             Init.self, Execute.self, Expire.self, Devices.self, PolicyCommand.self, Show.self, Log.self, Demo.self,
             // Projections and queries (issue 3)
-            Today.self, Audit.self, Activity.self, Rebuild.self, Projections.self,
+            Today.self, Audit.self, Activity.self, Rebuild.self, Projections.self, Migrate.self,
             // Integrity and operations (issue 4)
             Verify.self, Keygen.self, CheckpointCommand.self, Backup.self, Export.self, Import.self,
             // Device keys (issue 13)

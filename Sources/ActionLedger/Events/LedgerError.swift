@@ -36,13 +36,14 @@ public struct LedgerError: Error, Sendable, CustomStringConvertible {
         public static let introductionRequired = Code(rawValue: "introduction_required", exitStatus: 25)
         public static let badProof = Code(rawValue: "bad_proof", exitStatus: 26)
         public static let proofRequired = Code(rawValue: "proof_required", exitStatus: 27)
+        public static let migrationRequired = Code(rawValue: "migration_required", exitStatus: 40)
 
         public static let all: [Code] = [
             .storage, .invalidInput, .unknownAction, .unknownDevice, .deviceRevoked, .tapsRequired,
             .userVerificationRequired, .alreadyDecided, .staleContent, .duplicateAction, .deviceNotOwned,
             .readOnly, .integrityFailure, .notEmpty, .actionExpired, .notApproved, .duplicateDevice,
             .corruptEvent, .projectionStale, .busy, .clockBehind, .testClockOnly, .replayMismatch, .orgMismatch,
-            .introductionRequired, .badProof, .proofRequired,
+            .introductionRequired, .badProof, .proofRequired, .migrationRequired,
         ]
     }
 

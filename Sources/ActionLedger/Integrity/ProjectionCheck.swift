@@ -2,9 +2,9 @@ extension Ledger {
     /// Checks every projection against the log (the crash test's "projections agree with
     /// the log"): its version is the code's, its checkpoint is at most the head (and within
     /// the replay limit), every stored key lies in one of its logical databases, and — with
-    /// `refold` on a writable ledger — folding the whole log from scratch gives the digest
-    /// of the stored state (entries and postings) with the log's tail folded in. The refold runs in a
-    /// write transaction that is always aborted: nothing is written.
+    /// `refold` — folding the whole log from scratch, in memory, gives the digest of the
+    /// stored state (entries and postings) with the log's tail folded in. All in read
+    /// snapshots: nothing is written, read-only stores included.
     /// - throws: `integrity_failure` naming the projection and what disagrees.
     public func verifyProjections(refold: Bool = true) throws {
         try read { reader in
@@ -23,32 +23,21 @@ extension Ledger {
                 _ = try store.entriesDigest()
             }
         }
-        guard refold, !environment.isReadOnly, !registry.projections.isEmpty else { return }
-        struct Rollback: Error {}
-        do {
-            try environment.write { txn in
-                let reader = LogReader(txn: txn, dbs: dbs)
-                let head = try reader.head().seq
-                for p in registry.projections {
-                    // The live state at the head: stored entries with the tail folded in memory.
-                    let recorded = head == 0 ? .zero : try registry.readStore(p.name, reader: reader, head: head).stateDigest()
-                    // A scratch generation no live or rebuild state uses; dropped with the abort.
-                    let scratch = ProjectionMeta(version: p.version, generation: 0xFF, checkpoint: 0)
-                    guard let store = try registry.store(for: p, meta: scratch, in: txn) else { continue }
-                    try store.removeAll()
-                    try reader.forEachView { view, decode in
-                        try ProjectionRegistry.apply(view, p, store, decode: decode)
-                        return true
-                    }
-                    let refolded = try store.stateDigest()
-                    guard refolded == recorded else {
-                        throw Self.projectionFailure(p.name, "folding the log from scratch gives digest \(refolded.hex), "
-                            + "the stored state (with the log's tail folded in) has \(recorded.hex)")
-                    }
+        guard refold, !registry.projections.isEmpty else { return }
+        try read { reader in
+            let head = try reader.head().seq
+            guard head > 0 else { return }
+            let refolded = try registry.foldInMemory(registry.projections, reader, through: head)
+            for (p, store) in zip(registry.projections, refolded) {
+                // The live state at the head: stored entries with the tail folded in memory.
+                let recorded = try registry.readStore(p.name, reader: reader, head: head).stateDigest()
+                let digest = try store.stateDigest()
+                guard digest == recorded else {
+                    throw Self.projectionFailure(p.name, "folding the log from scratch gives digest \(digest.hex), "
+                        + "the stored state (with the log's tail folded in) has \(recorded.hex)")
                 }
-                throw Rollback()
             }
-        } catch is Rollback {}
+        }
     }
 
     static func projectionFailure(_ name: String, _ what: String) -> LedgerError {

@@ -19,72 +19,50 @@ public struct ProjectionDifference: Sendable, Equatable {
     }
 }
 
-/// Compares a live projection with a shadow at the same checkpoint, entry by entry.
+/// Finds where a live projection and a fold of the log (in memory) disagree.
 enum ProjectionComparison {
-    /// The live state's digest recomputed from its entries, and the first difference
-    /// (nil when the entries, the checkpoints and the recorded digests all agree).
-    static func compare(_ p: any Projection, registry: ProjectionRegistry, shadow: ProjectionMeta,
-                        in txn: Transaction) throws -> (liveDigest: Digest, shadowDigest: Digest, difference: ProjectionDifference?) {
-        let shadowStore = try registry.store(for: p, meta: shadow, in: txn)
-        guard let liveMeta = try registry.meta(p.name, in: txn),
-              let liveStore = try registry.store(for: p, meta: liveMeta, in: txn), let shadowStore else {
-            return (.zero, .zero, ProjectionDifference(projection: p.name, database: "meta", key: Array(p.name.utf8), live: nil,
-                                                               rebuilt: shadow.encoded, note: "the live projection was never built"))
+    /// The first difference: entries database by database in key order, then posting lists
+    /// in key order (a list is named by family and id, with each side's length as its
+    /// value, 8 bytes BE; nil on the side that lacks the list). Nil when they agree.
+    static func firstDifference(_ p: any Projection, live: ProjectionStore, rebuilt: ProjectionStore) throws -> ProjectionDifference? {
+        func entries(_ s: ProjectionStore, _ db: Int) throws -> [(key: [UInt8], value: [UInt8])] {
+            var out: [(key: [UInt8], value: [UInt8])] = []
+            try s.scan(db) { k, v in
+                out.append((Array(k), Array(v)))
+                return true
+            }
+            return out
         }
-        let liveDigest = try liveStore.stateDigest(), shadowDigest = try shadowStore.stateDigest()
-        if liveDigest == shadowDigest, liveMeta.checkpoint == shadow.checkpoint, liveMeta.version == shadow.version {
-            return (liveDigest, shadowDigest, nil)
+        func difference(_ database: String, _ key: [UInt8], _ l: [UInt8]?, _ r: [UInt8]?, _ note: String) -> ProjectionDifference {
+            ProjectionDifference(projection: p.name, database: database, key: key, live: l, rebuilt: r, note: note)
         }
-        if var d = try firstDifference(txn, liveStore.database, shadowStore.database) {
-            // Name the logical database by the key's range byte, and drop that byte.
-            let range = d.key.first.map(Int.init) ?? 0
-            d.projection = p.name
-            d.database = range < p.databases.count ? p.databases[range] : "range \(range)"
-            d.key = Array(d.key.dropFirst())
-            return (liveDigest, shadowDigest, d)
-        }
-        if let live = liveStore.postingDatabase, let rebuilt = shadowStore.postingDatabase,
-           var d = try firstDifference(txn, live, rebuilt) {
-            // Postings: the family by the key's first byte; the key is the list's id.
-            let family = d.key.first.map(Int.init) ?? 0
-            d.projection = p.name
-            d.database = family < p.postings.count ? p.postings[family] : "family \(family)"
-            d.key = Array(d.key.dropFirst())
-            return (liveDigest, shadowDigest, d)
-        }
-        let note = liveMeta.checkpoint != shadow.checkpoint || liveMeta.version != shadow.version
-            ? "live is at seq \(liveMeta.checkpoint) (version \(liveMeta.version)), "
-                + "the rebuild at \(shadow.checkpoint) (version \(shadow.version))"
-            : "the entries agree but their digests differ: live \(liveDigest.hex), rebuilt \(shadowDigest.hex)"
-        return (liveDigest, shadowDigest, ProjectionDifference(projection: p.name, database: "meta", key: Array(p.name.utf8),
-                                                               live: liveMeta.encoded, rebuilt: shadow.encoded, note: note))
-    }
-
-    /// Walks both databases in key order; the first key present in one only, or whose values differ.
-    static func firstDifference(_ txn: Transaction, _ live: Database, _ rebuilt: Database) throws -> ProjectionDifference? {
-        let a = try Cursor(txn, live), b = try Cursor(txn, rebuilt)
-        defer { a.close(); b.close() }
-        var x = try a.first(), y = try b.first()
-        func diff(_ key: UnsafeRawBufferPointer, _ l: UnsafeRawBufferPointer?, _ r: UnsafeRawBufferPointer?,
-                  _ note: String) -> ProjectionDifference {
-            ProjectionDifference(projection: "", database: "", key: Array(key), live: l.map { Array($0) },
-                                 rebuilt: r.map { Array($0) }, note: note)
-        }
-        while true {
-            switch (x, y) {
-            case (nil, nil):
-                return nil
-            case (nil, let r?):
-                return diff(r.key, nil, r.value, "only in the rebuild")
-            case (let l?, nil):
-                return diff(l.key, l.value, nil, "only in the live projection")
-            case (let l?, let r?):
-                if l.key.lexicographicallyPrecedes(r.key) { return diff(l.key, l.value, nil, "only in the live projection") }
-                if r.key.lexicographicallyPrecedes(l.key) { return diff(r.key, nil, r.value, "only in the rebuild") }
-                if !l.value.elementsEqual(r.value) { return diff(l.key, l.value, r.value, "values differ") }
-                x = try a.next()
-                y = try b.next()
+        for db in 0..<p.databases.count {
+            let l = try entries(live, db), r = try entries(rebuilt, db)
+            var i = 0, j = 0
+            while i < l.count || j < r.count {
+                if j == r.count || (i < l.count && l[i].key.lexicographicallyPrecedes(r[j].key)) {
+                    return difference(p.databases[db], l[i].key, l[i].value, nil, "only in the live projection")
+                }
+                if i == l.count || r[j].key.lexicographicallyPrecedes(l[i].key) {
+                    return difference(p.databases[db], r[j].key, nil, r[j].value, "only in the rebuild")
+                }
+                if l[i].value != r[j].value { return difference(p.databases[db], l[i].key, l[i].value, r[j].value, "values differ") }
+                i += 1
+                j += 1
             }
         }
+        let l = try live.listDigests(), r = try rebuilt.listDigests()
+        for key in Set(l.keys).union(r.keys).sorted(by: { $0.lexicographicallyPrecedes($1) }) where l[key] != r[key] {
+            let family = Int(key.first ?? 0)
+            let name = family < p.postings.count ? p.postings[family] : "family \(family)"
+            let note = switch (l[key], r[key]) {
+            case (nil, _): "list only in the rebuild"
+            case (_, nil): "list only in the live projection"
+            case let (a?, b?): "lists differ: live \(a.count) postings, rebuilt \(b.count)"
+            }
+            return difference(name, Array(key.dropFirst()), l[key].map { Keys.u64(UInt64($0.count)) },
+                              r[key].map { Keys.u64(UInt64($0.count)) }, note)
+        }
+        return nil
     }
 }

@@ -12,14 +12,27 @@ final class ProjectionOverlay {
     private var sortedKeys: [[UInt8]]?
     /// Replayed postings by family ‖ id, in the order they were filed (seq order).
     private(set) var postings: [[UInt8]: [ProjectionStore.Posting]] = [:]
+    /// With `digestOnly`, postings are not kept: only each list's digest and count, so a
+    /// fold of the whole log in memory (`rebuild --verify`) holds memory ∝ lists, not events.
+    let digestOnly: Bool
+    private(set) var listDigests: [[UInt8]: ProjectionStore.ListDigest] = [:]
+
+    init(digestOnly: Bool = false) { self.digestOnly = digestOnly }
 
     func post(_ key: UnsafeRawBufferPointer, _ posting: ProjectionStore.Posting) {
-        postings[Array(key), default: []].append(posting)
+        guard digestOnly else { return postings[Array(key), default: []].append(posting) }
+        let term = posting.withBytes { ProjectionStore.postingHash(key, $0) }
+        listDigests[Array(key), default: .init()].add(term)
     }
 
     /// The overlay's verdict on `key`: `.some(value)`, `.some(nil)` when deleted, nil when untouched.
     func lookup(_ key: UnsafeRawBufferPointer) -> [UInt8]?? {
         entries[Array(key)]
+    }
+
+    /// Forgets `key` altogether (a memory-only fold: nothing is stored beneath to hide).
+    func remove(_ key: UnsafeRawBufferPointer) {
+        if entries.removeValue(forKey: Array(key)) != nil { sortedKeys = nil }
     }
 
     func set(_ key: UnsafeRawBufferPointer, _ value: [UInt8]?) {
@@ -38,12 +51,12 @@ final class ProjectionOverlay {
     /// - parameters:
     ///   - from: the first physical key to visit (the last, with `reverse`); nil for the
     ///     range's first (last) key.
-    func mergedScan(_ cursor: Cursor, tag: UInt8, from: [UInt8]?, reverse: Bool, stored first: Cursor.Entry?,
+    func mergedScan(_ cursor: Cursor?, tag: UInt8, from: [UInt8]?, reverse: Bool, stored first: Cursor.Entry?,
                     _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let keys = self.keys
         var i = startIndex(keys, tag: tag, from: from, reverse: reverse)
         var entry = first
-        func advanceStored() throws { entry = try reverse ? cursor.previous() : cursor.next() }
+        func advanceStored() throws { entry = try reverse ? cursor!.previous() : cursor!.next() }
         while true {
             let c = entry.flatMap { $0.key.first == tag ? $0 : nil }
             let o = keys.indices.contains(i) && keys[i].first == tag ? keys[i] : nil

@@ -2,7 +2,8 @@ import Foundation
 
 /// How a rebuild runs.
 public struct RebuildOptions: Sendable {
-    /// Build into the shadow and compare it with the live projection; never swap.
+    /// Fold the log into memory and compare it with the live projection, in one read
+    /// snapshot: nothing is written, nothing swapped.
     public var verify = false
     /// Events applied per write transaction: bounds how long appenders wait on the rebuild.
     public var batchSize = 10_000
@@ -72,7 +73,8 @@ extension Ledger {
     ///   unknown name, `projection_stale` naming the seq a fold cannot apply.
     public func rebuild(_ names: [String]? = nil, options: RebuildOptions = RebuildOptions(),
                         progress: (RebuildProgress) -> Void = { _ in }) throws -> [RebuildResult] {
-        guard !environment.isReadOnly else { throw LedgerError(.readOnly, "a rebuild writes; open the ledger writable") }
+        guard options.verify || !environment.isReadOnly else { throw LedgerError(.readOnly, "a rebuild writes; open the ledger writable") }
+        if migrationNeeded != nil, !options.verify { _ = try requireWriter() }  // migration_required: `ledger migrate` rebuilds them
         let selected = try names.map { list in
             try list.map { n in
                 guard let p = registry.projections.first(where: { $0.name == n }) else {
@@ -83,6 +85,7 @@ extension Ledger {
             }
         } ?? registry.projections
         guard options.batchSize > 0 else { throw LedgerError(.invalidInput, "batch size must be positive") }
+        if options.verify { return try verifyInMemory(selected, progress: progress) }
         let lock = try RebuildLock(ledgerPath: environment.path)
         defer { withExtendedLifetime(lock) {} }
         let build = ShadowBuild(environment: environment, dbs: dbs, registry: registry, projections: selected)
@@ -104,28 +107,17 @@ struct ShadowBuild {
         let clock = ContinuousClock.now
         var applied: UInt64 = 0
         var results: [String: RebuildResult] = [:]
-        var quietTries = 0
         while results.count < projections.count {
             let pending = projections.filter { results[$0.name] == nil }
-            // Appends beat the read snapshot five times: compare inside the write transaction.
-            let compareInline = options.verify && quietTries >= 5
-            let step = try environment.write { txn in
-                try batch(pending, txn, options, compareInline: compareInline, resumed: resumed)
-            }
+            let step = try environment.write { txn in try batch(pending, txn, options, resumed: resumed) }
             applied += step.applied
             for r in step.finished { results[r.projection] = r }
-            if options.verify, step.caughtUp, results.count < projections.count {
-                let compared = try compareAtQuietHead(pending, resumed: resumed)
-                if compared.isEmpty { quietTries += 1 }
-                for r in compared { results[r.projection] = r }
-            }
             let elapsed = (ContinuousClock.now - clock) / .seconds(1)
             progress(RebuildProgress(checkpoint: step.checkpoint, head: step.head, applied: applied, elapsed: elapsed))
             if options.pauseMilliseconds > 0, results.count < projections.count {
                 usleep(useconds_t(options.pauseMilliseconds * 1000))
             }
         }
-        if options.verify { try discardShadows() }
         return projections.compactMap { results[$0.name] }
     }
 
@@ -162,9 +154,9 @@ struct ShadowBuild {
     }
 
     /// One bounded write transaction: applies up to a batch of events to every pending
-    /// shadow, then swaps (or, verifying inline, compares) each shadow that reached the head.
+    /// shadow, then swaps in each shadow that reached the head.
     private func batch(_ pending: [any Projection], _ txn: Transaction, _ options: RebuildOptions,
-                       compareInline: Bool, resumed: [String: UInt64]) throws -> Step {
+                       resumed: [String: UInt64]) throws -> Step {
         let reader = LogReader(txn: txn, dbs: dbs)
         var step = Step()
         step.head = try reader.head().seq
@@ -198,14 +190,7 @@ struct ShadowBuild {
                 try registry.saveMeta(updated, p.name, rebuild: true, in: txn)
                 continue
             }
-            if options.verify {
-                // The live state trails the head by its lag: fold it, so both are at the head.
-                try registry.foldLive(p, reader, through: step.head)
-                try registry.saveMeta(updated, p.name, rebuild: true, in: txn)
-                if compareInline { step.finished.append(try compare(p, updated, txn, resumed: resumed)) }
-            } else {
-                step.finished.append(try swap(p, updated, txn, resumed: resumed[p.name] ?? 0))
-            }
+            step.finished.append(try swap(p, updated, txn, resumed: resumed[p.name] ?? 0))
         }
         return step
     }
@@ -222,42 +207,5 @@ struct ShadowBuild {
         if let db = try registry.metaDB(txn) { try ProjectionStaleMark.clear(p.name, db, in: txn) }
         return RebuildResult(projection: p.name, version: p.version, generation: shadow.generation,
                              checkpoint: shadow.checkpoint, digest: digest, resumedFrom: resumed, swapped: true)
-    }
-
-    /// Compares in a read snapshot where the head has not moved past the shadows; returns
-    /// nothing when appends got in first (the caller catches up and tries again).
-    private func compareAtQuietHead(_ pending: [any Projection], resumed: [String: UInt64]) throws -> [RebuildResult] {
-        try environment.read { txn in
-            let head = try LogReader(txn: txn, dbs: dbs).head().seq
-            var out: [RebuildResult] = []
-            for p in pending {
-                guard let shadow = try registry.meta(p.name, rebuild: true, in: txn), shadow.checkpoint == head,
-                      try registry.meta(p.name, in: txn)?.checkpoint == head else { return [] }
-                out.append(try compare(p, shadow, txn, resumed: resumed))
-            }
-            return out
-        }
-    }
-
-    private func compare(_ p: any Projection, _ shadow: ProjectionMeta, _ txn: Transaction,
-                         resumed: [String: UInt64]) throws -> RebuildResult {
-        var result = RebuildResult(projection: p.name, version: p.version, generation: shadow.generation,
-                                   checkpoint: shadow.checkpoint, digest: .zero,
-                                   resumedFrom: resumed[p.name] ?? 0, swapped: false)
-        let comparison = try ProjectionComparison.compare(p, registry: registry, shadow: shadow, in: txn)
-        result.digest = comparison.shadowDigest
-        result.liveDigest = comparison.liveDigest
-        result.difference = comparison.difference
-        return result
-    }
-
-    /// After a verify: the shadows are dropped and their records removed.
-    private func discardShadows() throws {
-        try environment.write { txn in
-            for p in projections {
-                if let shadow = try registry.meta(p.name, rebuild: true, in: txn) { try empty(p, shadow, txn) }
-                try registry.deleteMeta(p.name, rebuild: true, in: txn)
-            }
-        }
     }
 }

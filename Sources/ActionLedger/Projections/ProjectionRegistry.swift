@@ -101,7 +101,11 @@ public struct ProjectionRegistry: Sendable {
             throw LedgerError(.projectionStale, "projection \(name) was never built: run `ledger rebuild --projection \(name)`")
         }
         try requireNotStale(name, in: txn)
-        guard meta.version == p.version, meta.checkpoint <= head, head - meta.checkpoint <= Self.replayLimit else {
+        guard meta.version == p.version else {
+            throw LedgerError(.projectionStale, "projection \(name) is version \(meta.version), this build reads version "
+                + "\(p.version): run `ledger migrate` to convert the store")
+        }
+        guard meta.checkpoint <= head, head - meta.checkpoint <= Self.replayLimit else {
             throw LedgerError(.projectionStale, "projection \(name) is at seq \(meta.checkpoint) (version \(meta.version)) "
                 + "but the log is at \(head) (version \(p.version) expected): run `ledger rebuild --projection \(name)`")
         }

@@ -28,6 +28,9 @@ public final class ProjectionStore {
     public internal(set) var checkpoint: UInt64
     /// Set for a query's replay of the log's tail: writes stay in memory (see ``ProjectionOverlay``).
     let overlay: ProjectionOverlay?
+    /// A fold of the whole log in memory (`rebuild --verify`, the refold): the overlay over
+    /// nothing — the stored entries are not read.
+    let memoryOnly: Bool
     /// The posting lists' database (`MDB_DUPSORT | MDB_DUPFIXED`); nil for a projection without any.
     let postingDatabase: Database?
     /// The log, for folds that describe an event by its action's proposal.
@@ -39,10 +42,12 @@ public final class ProjectionStore {
     var policies: [String: PolicyDocument] = [:]
     /// Postings filed by this fold and not yet written, by family ‖ id: written sorted, one
     /// `MDB_MULTIPLE` put per list, by ``flushPostings()`` (see `ProjectionStore+Postings.swift`).
-    var pendingPostings: [[UInt8]: [UInt8]] = [:]
+    var pendingPostings: [ListKey: [UInt8]] = [:]
 
     init(txn: Transaction, database: Database, databaseCount: Int, generation: UInt8, name: String,
-         checkpoint: UInt64, overlay: ProjectionOverlay? = nil, postingDatabase: Database? = nil, log: LogReader? = nil) {
+         checkpoint: UInt64, overlay: ProjectionOverlay? = nil, memoryOnly: Bool = false,
+         postingDatabase: Database? = nil, log: LogReader? = nil) {
+        precondition(!memoryOnly || overlay != nil, "a memory-only store keeps its state in an overlay")
         precondition(databaseCount <= 255, "a projection declares at most 255 logical databases")
         self.txn = txn
         self.database = database
@@ -51,6 +56,7 @@ public final class ProjectionStore {
         self.name = name
         self.checkpoint = checkpoint
         self.overlay = overlay
+        self.memoryOnly = memoryOnly
         self.postingDatabase = postingDatabase
         self.log = log
     }
@@ -83,6 +89,7 @@ public final class ProjectionStore {
             guard let value = hit else { return nil }
             return try value.withUnsafeBytes(body)
         }
+        if memoryOnly { return nil }
         return try txn.withValue(database, key: k, body)
     }
 
@@ -126,7 +133,7 @@ public final class ProjectionStore {
     /// Removes `key`.
     public func delete(_ db: Int, key: [UInt8]) throws {
         try withKey(db, key) { k in
-            if let overlay { return overlay.set(k, nil) }
+            if let overlay { return memoryOnly ? overlay.remove(k) : overlay.set(k, nil) }
             try txn.delete(database, key: k)
         }
     }
@@ -136,6 +143,9 @@ public final class ProjectionStore {
     public func scan(_ db: Int, from start: [UInt8]? = nil, reverse: Bool = false,
                      _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let tag = UInt8(db)
+        if memoryOnly, let overlay {
+            return try overlay.mergedScan(nil, tag: tag, from: start.map { [tag] + $0 }, reverse: reverse, stored: nil, body)
+        }
         let cursor = try Cursor(txn, database)
         defer { cursor.close() }
         var entry: Cursor.Entry?

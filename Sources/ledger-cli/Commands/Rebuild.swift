@@ -8,7 +8,8 @@ struct Rebuild: LedgerSubcommand {
         discussion: """
             Resumable: run it again after an interruption and it continues from the shadow's checkpoint. \
             Only one rebuild runs at a time (an flock on PATH-rebuild.lock; a second one exits with `busy`). \
-            With --verify the shadow is compared with the live projection and discarded: exit 13 \
+            With --verify the log is folded into memory in one read snapshot and compared with the live \
+            projection; nothing is written (the file is byte-identical afterwards): exit 13 \
             (integrity_failure) and the first differing entry when they differ.
             """)
 
@@ -17,7 +18,7 @@ struct Rebuild: LedgerSubcommand {
     @Option(help: "Only this projection (default: all).")
     var projection: String?
 
-    @Flag(help: "Compare a fresh rebuild with the live projection by digest; do not swap.")
+    @Flag(help: "Fold the log into memory and compare it with the live projection; writes nothing.")
     var verify = false
 
     @Option(name: .customLong("batch-size"),
@@ -31,7 +32,8 @@ struct Rebuild: LedgerSubcommand {
     var pauseMilliseconds = 0
 
     func execute() throws {
-        let ledger = try global.open(write: true)
+        // --verify folds into memory in a read snapshot: it writes nothing, so it opens read-only.
+        let ledger = try global.open(write: !verify)
         var options = RebuildOptions(verify: verify)
         options.batchSize = batchSize
         options.pauseMilliseconds = pauseMilliseconds

@@ -85,6 +85,22 @@ func liveMetas(_ l: Ledger) throws -> [String: ProjectionMeta] {
         #expect(try l.rebuild(["audit"], options: RebuildOptions(verify: true))[0].difference == nil)
     }
 
+    /// `rebuild --verify` folds into memory in one read snapshot: the file is byte-identical
+    /// afterwards, no write transaction is begun, and it runs on a read-only open.
+    @Test func verifyWritesNothing() throws {
+        let t = try TempLedger()
+        try fill(t.ledger, count: 120)
+        try t.reopen()
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: t.path))
+        let txnId = t.ledger.environment.lastCommittedTransactionId
+        #expect(try t.ledger.rebuild(options: RebuildOptions(verify: true)).allSatisfy { $0.difference == nil && $0.liveDigest == $0.digest })
+        #expect(t.ledger.environment.writeTransactionsBegun == 0 && t.ledger.environment.lastCommittedTransactionId == txnId)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: t.path)) == bytes)
+        try t.reopen(options: Ledger.Options(readOnly: true))
+        #expect(try t.ledger.rebuild(options: RebuildOptions(verify: true)).count == t.ledger.registry.projections.count)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: t.path)) == bytes)
+    }
+
     @Test func twoRebuildsCannotRunAtOnce() throws {
         let t = try TempLedger()
         try fill(t.ledger, count: 5)
@@ -98,7 +114,7 @@ func liveMetas(_ l: Ledger) throws -> [String: ProjectionMeta] {
         withExtendedLifetime(held) {}
     }
 
-    @Test func versionBumpIsRefusedReadOnlyAndCaughtUpOnWritableOpen() throws {
+    @Test func versionBumpIsRefusedReadOnlyAndCaughtUpByMigrate() throws {
         let t = try TempLedger()
         try fill(t.ledger, count: 40)
         let before = try liveMetas(t.ledger)["today"]!
@@ -114,7 +130,7 @@ func liveMetas(_ l: Ledger) throws -> [String: ProjectionMeta] {
             #expect(e.code == .projectionStale)
         }
         #expect(try t.ledger.query { try $0.statuses() }.first?.state == "stale")
-        try t.reopen(options: bumped)
+        #expect(try t.migrate(options: bumped).rebuilt == ["today"])
         let after = try t.ledger.environment.read { try t.ledger.registry.meta("today", in: $0)! }
         #expect(after.version == before.version + 1 && after.checkpoint == before.checkpoint)
         #expect(try t.ledger.query { try $0.today(TodayQuery(person: "quinn", now: t0)) }.count > 0)

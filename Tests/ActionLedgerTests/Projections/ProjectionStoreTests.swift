@@ -63,8 +63,8 @@ import Testing
     }
 
     /// A store of the version-1 layout (a database per index, bookkeeping in `projections`)
-    /// is rebuilt into the new layout on a writable open and its old databases are deleted.
-    @Test func theLegacyLayoutIsDroppedAndRebuiltOnOpen() throws {
+    /// is rebuilt into the new layout by `migrate` and its old databases are deleted.
+    @Test func theLegacyLayoutIsDroppedAndRebuiltByMigrate() throws {
         let t = try TempLedger()
         try t.ledger.execute(CommandRequest(.linkDevice(device: "iphone", person: "quinn", org: "quinn-co", label: "iPhone",
                                                         platform: .ios), now: t0))
@@ -78,7 +78,7 @@ import Testing
             // What a version-1 store has: no bookkeeping where version 2 keeps it.
             for p in t.ledger.registry.projections { try t.ledger.registry.deleteMeta(p.name, rebuild: false, in: txn) }
         }
-        try t.reopen()
+        try t.migrate()
         let left = try t.ledger.environment.read { txn in
             try legacy.filter { try txn.openDatabase($0, create: false) != nil }
         }

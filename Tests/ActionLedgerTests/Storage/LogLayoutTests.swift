@@ -29,7 +29,7 @@ import Testing
         return trail + today + devices + ["\(shipped)", "\(try l.read { try $0.policy().version })"]
     }
 
-    @Test func theOlderLayoutIsReadAndThenConvertedOnAWritableOpen() throws {
+    @Test func theOlderLayoutIsReadAndThenConvertedByMigrate() throws {
         let t = try TempLedger()
         let l = t.ledger!
         try l.link("iphone")
@@ -48,8 +48,8 @@ import Testing
         #expect(try snapshot(t.ledger) == before)
         #expect(try t.ledger.verify().checked == head.seq)
 
-        // Writable: converted once, every entry kept.
-        try t.reopen()
+        // Migrated: converted once, every entry kept.
+        try t.migrate()
         let left = try t.ledger.environment.read { txn in
             try LogDatabases.indexNames.filter { try txn.openDatabase($0, create: false) != nil }
         }

@@ -53,7 +53,7 @@ import Testing
         try t.ledger.verifyProjections()
     }
 
-    @Test func aVersionBumpIsSetUpInOneWriteThenCaughtUpPerBatch() throws {
+    @Test func aVersionBumpIsRefusedUntilMigratedThenCaughtUpPerBatch() throws {
         let t = try upToDateStore()
         let head = try t.ledger.read { try $0.head().seq }
         // What a build with another `today` version left: its stored version differs.
@@ -62,9 +62,14 @@ import Testing
             meta.version += 1
             try t.ledger.registry.saveMeta(meta, "today", in: txn)
         }
+        // An open converts nothing: writes are refused until `migrate`.
         try t.reopen()
+        #expect(t.ledger.environment.writeTransactionsBegun == 0)
+        expectLedgerError(.migrationRequired) { try t.ledger.run(.tap(.review, actionId: "a4", device: "iphone")) }
         // One write resets it (the others are left alone), one batch folds the 43 events.
+        #expect(try t.ledger.migrate().rebuilt == ["today"])
         #expect(t.ledger.environment.writeTransactionsBegun == 2)
+        try t.reopen()
         let today = try t.ledger.environment.read { try t.ledger.registry.meta("today", in: $0) }
         #expect(today?.version == TodayProjection().version && today?.checkpoint == head)
         try t.ledger.verifyProjections()

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import ActionLedger
 
 /// A real LMDB store in a fresh temporary directory, removed at deinit.
@@ -18,6 +19,19 @@ final class TempLedger {
     func reopen(options: Ledger.Options = Ledger.Options()) throws {
         ledger = nil
         ledger = try Ledger(path: path, options: options)
+    }
+
+    /// Reopens a store written by an older build: writes are refused (`migration_required`)
+    /// until `migrate` converts it; then reopens it converted. Returns the migration's report.
+    @discardableResult
+    func migrate(options: Ledger.Options = Ledger.Options()) throws -> MigrationReport {
+        try reopen(options: options)
+        #expect(ledger.migrationNeeded != nil)
+        expectLedgerError(.migrationRequired) { try ledger.execute(CommandRequest(.propose(proposal("never")), now: t0)) }
+        let report = try ledger.migrate()
+        try reopen(options: options)
+        #expect(ledger.migrationNeeded == nil)
+        return report
     }
 
     deinit { try? FileManager.default.removeItem(at: directory) }

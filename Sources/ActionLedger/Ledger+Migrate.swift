@@ -1,0 +1,73 @@
+import Foundation
+
+/// What `ledger migrate` did.
+public struct MigrationReport: Sendable {
+    /// Why the store needed converting (nil: it was current, nothing was done).
+    public var reason: String?
+    /// The log's events (never changed by a migration).
+    public var events: UInt64
+    /// Projections rebuilt from the log (their stored version was not this build's).
+    public var rebuilt: [String]
+    public var seconds: Double
+
+    public var json: JSON {
+        ["migrated": .bool(reason != nil), "reason": reason.map(JSON.string) ?? .null, "events": .number(Double(events)),
+         "rebuilt": .array(rebuilt.map(JSON.string)), "seconds": .number(seconds)]
+    }
+}
+
+/// Which older layouts an open refuses writes for, and how `ledger migrate` converts them.
+enum Migration {
+    /// Why a store must be migrated before it takes writes; nil when it is current. A store
+    /// with no events whose projections are not set up is not a migration: its open sets
+    /// them up.
+    static func reason(_ dbs: LogDatabases, _ registry: ProjectionRegistry, _ txn: Transaction) throws -> String? {
+        if dbs.isLegacyLayout { return "its log predates the log index" }
+        let head = try LogReader(txn: txn, dbs: dbs).head().seq
+        if try txn.openDatabase(ProjectionMaintenance.legacyMetaDatabase, create: false) != nil {
+            return "its projections are of layout 1"
+        }
+        guard head > 0 else { return nil }
+        if try !MetaLayout.isCurrent(dbs, txn) { return "its meta records predate layout \(MetaLayout.current)" }
+        for p in registry.projections {
+            guard let meta = try registry.meta(p.name, in: txn) else { return "projection \(p.name) was never built" }
+            if meta.version != p.version {
+                return "projection \(p.name) is version \(meta.version); this build keeps version \(p.version)"
+            }
+        }
+        return nil
+    }
+}
+
+extension Ledger {
+    /// Converts a store written by an older build, in place: the log's layout and `meta`
+    /// records, then every projection of another version rebuilt from the log. The log's
+    /// events are never touched. It first verifies the whole hash chain and refuses
+    /// (`integrity_failure`) to convert a log that does not verify, and it holds the
+    /// rebuild lock (`busy` when a rebuild runs). Resumable: killed half-way, it is run
+    /// again. Reopen the ledger afterwards to write.
+    /// - throws: `read_only`, `busy`, `integrity_failure`, or a storage error.
+    public func migrate() throws -> MigrationReport {
+        let started = ContinuousClock.now
+        guard !environment.isReadOnly else { throw LedgerError(.readOnly, "a migration writes; open the ledger writable") }
+        let head = try read { try $0.head().seq }
+        guard let reason = migrationNeeded else {
+            return MigrationReport(reason: nil, events: head, rebuilt: [], seconds: 0)
+        }
+        let lock = try RebuildLock(ledgerPath: environment.path)
+        defer { withExtendedLifetime(lock) {} }
+        _ = try verify()
+        let registry = registry
+        let (dbs, rebuilt) = try environment.write { txn -> (LogDatabases, [String]) in
+            try LogDatabases.migrateLegacyLayout(txn)
+            guard let d = try LogDatabases.open(txn) else { throw LedgerError(.storage, "cannot open the log") }
+            try MetaLayout.backfill(d, txn)
+            let stale = try registry.projections.filter { try registry.meta($0.name, in: txn)?.version != $0.version }
+            try ProjectionMaintenance.setUp(registry, txn)
+            return (d, stale.map(\.name))
+        }
+        try ProjectionMaintenance(environment: environment, dbs: dbs, registry: registry).catchUp()
+        return MigrationReport(reason: reason, events: head, rebuilt: rebuilt,
+                               seconds: (ContinuousClock.now - started) / .seconds(1))
+    }
+}
