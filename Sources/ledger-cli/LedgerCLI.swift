@@ -15,7 +15,7 @@ struct LedgerCLI: ParsableCommand {
             // Integrity and operations (issue 4)
             Verify.self, Keygen.self, CheckpointCommand.self, Backup.self, Export.self, Import.self,
             // Device keys (issue 13)
-            StatementCommand.self,
+            StatementCommand.self, RelyingPartyCommand.self,
         ]
     )
 }

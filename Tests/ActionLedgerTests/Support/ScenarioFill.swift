@@ -103,7 +103,7 @@ struct ScenarioFill {
         case .deviceRevoked:
             dataDefault("reason", "")
             actor = "operator"
-        case .deviceLinked, .storeCreated:
+        case .deviceLinked, .deviceKeyRotated, .storeCreated, .tapRefused, .storeRelyingParty:
             actor = "operator"
         }
         byDefault("actor", .string(actor))
