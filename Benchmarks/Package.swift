@@ -16,6 +16,8 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        // The device keys of the signed-approval workloads (the engine's own dependency).
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // The system's SQLite for the baseline (Debian: libsqlite3-dev).
@@ -29,7 +31,7 @@ let package = Package(
                 swiftSettings: [.swiftLanguageMode(.v6)]),
         // Fixtures and workload helpers over the engine.
         .target(name: "BenchSupport",
-                dependencies: [engine, "Baselines", "CMallocInfo"],
+                dependencies: [engine, "Baselines", "CMallocInfo", .product(name: "Crypto", package: "swift-crypto")],
                 swiftSettings: [.swiftLanguageMode(.v6)]),
         // Turns the benchmark export into the ratio table and results/latest.json.
         .executableTarget(name: "bench-report", swiftSettings: [.swiftLanguageMode(.v6)]),

@@ -110,7 +110,8 @@ public final class Ledger: Sendable {
             for (event, hash) in events {
                 try session.appendVerbatim(event, expectedHash: hash)
                 // Restored commands stay idempotent: a replayed command id appends nothing.
-                try session.indexVerbatimCommand(event.commandId, seq: event.seq)
+                // A recorded refusal's id was never registered (a queued replay may still run).
+                if event.type != .tapRefused { try session.indexVerbatimCommand(event.commandId, seq: event.seq) }
             }
         }
     }

@@ -15,7 +15,7 @@ struct LedgerCLI: AsyncParsableCommand {
             // Integrity and operations (issue 4)
             Verify.self, Keygen.self, CheckpointCommand.self, Backup.self, Export.self, Import.self,
             // Device keys (issue 13)
-            StatementCommand.self,
+            StatementCommand.self, RelyingPartyCommand.self,
             // The HTTP API (issue 14)
             Serve.self, Tokens.self,
         ]

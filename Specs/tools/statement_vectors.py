@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 PATH = pathlib.Path(__file__).resolve().parent.parent / "vectors" / "statements.json"
 # The test key: the scalar is SHA-256 of this text (below the P-256 order, so valid).
 SEED_TEXT = b"actionledger statement test key 1"
-TAP_DOMAIN, LINK_DOMAIN = "actionledger-statement-v1", "actionledger-link-v1"
+TAP_DOMAIN, LINK_DOMAIN, ROTATE_DOMAIN = "actionledger-statement-v1", "actionledger-link-v1", "actionledger-rotate-v1"
 STORE = "01a73ea1271b532d9951acba47700ce367b3fff575f224d2e37840b3f9bf6c13"
 CONTENT = "d291c29c4dbc241f4b2bd265fa6789807ac482c522498363c9fa4a34206f1e70"
 
@@ -43,6 +43,19 @@ def link_lines(i):
     return [(k, i[k]) for k in ("store", "org", "person", "device", "platform", "key", "key_protection", "introduced_by")]
 
 
+def rotation_lines(i):
+    return [(k, i[k]) for k in ("store", "org", "person", "device", "platform", "key", "key_protection", "previous_key",
+                                "signed_by")]
+
+
+def challenge(msg):
+    # statements.md §2.4: a WebAuthn client's challenge is base64url (no padding) of the statement's SHA-256.
+    return base64.urlsafe_b64encode(hashlib.sha256(msg).digest()).rstrip(b"=").decode("ascii")
+
+
+KINDS = (("tap", TAP_DOMAIN, tap_lines), ("link", LINK_DOMAIN, link_lines), ("rotation", ROTATE_DOMAIN, rotation_lines))
+
+
 def test_key():
     scalar = int.from_bytes(hashlib.sha256(SEED_TEXT).digest(), "big")
     return ec.derive_private_key(scalar, ec.SECP256R1())
@@ -65,15 +78,19 @@ def make():
     out = {"description": "Test vectors for Specs/statements.md. The key is a published test key: never trust it.",
            "test_key": {"seed_text": SEED_TEXT.decode(), "private_scalar_hex": f"{key.private_numbers().private_value:064x}",
                         "public_key_spki_hex": pub.hex(), "fingerprint": sha(pub)},
-           "tap": [], "link": []}
-    for kind, items, domain, lines in (("tap", taps, TAP_DOMAIN, tap_lines), ("link", links, LINK_DOMAIN, link_lines)):
-        for i in items:
+           "tap": [], "link": [], "rotation": []}
+    rotations = [{"store": STORE, "org": "o1", "person": "quinn", "device": "iphone-quinn", "platform": "ios",
+                  "key": sha(pub), "key_protection": "user-verification", "previous_key": CONTENT, "signed_by": "iphone-quinn"}]
+    for kind, domain, lines in KINDS:
+        for i in {"tap": taps, "link": links, "rotation": rotations}[kind]:
             msg = render(domain, lines(i))
             der = key.sign(msg, ec.ECDSA(hashes.SHA256()))
             r, s = decode_dss_signature(der)
-            out[kind].append({"inputs": i, "statement_hex": msg.hex(), "sha256": sha(msg),
-                              "signature_der_base64": base64.b64encode(der).decode(),
-                              "signature_raw_hex": f"{r:064x}{s:064x}"})
+            v = {"inputs": i, "statement_hex": msg.hex(), "sha256": sha(msg),
+                 "signature_der_base64": base64.b64encode(der).decode(), "signature_raw_hex": f"{r:064x}{s:064x}"}
+            if kind == "tap":
+                v["webauthn_challenge"] = challenge(msg)
+            out[kind].append(v)
     return out
 
 
@@ -82,11 +99,12 @@ def check(doc):
     assert sha(bytes.fromhex(doc["test_key"]["public_key_spki_hex"])) == doc["test_key"]["fingerprint"]
     assert spki(test_key()).hex() == doc["test_key"]["public_key_spki_hex"], "test key"
     n = 0
-    for kind, domain, lines in (("tap", TAP_DOMAIN, tap_lines), ("link", LINK_DOMAIN, link_lines)):
+    for kind, domain, lines in KINDS:
         for v in doc[kind]:
             msg = render(domain, lines(v["inputs"]))
             assert msg.hex() == v["statement_hex"], f"{kind} {v['inputs']}: statement bytes"
             assert sha(msg) == v["sha256"], "sha256"
+            assert kind != "tap" or v["webauthn_challenge"] == challenge(msg), "webauthn challenge"
             pub.verify(base64.b64decode(v["signature_der_base64"]), msg, ec.ECDSA(hashes.SHA256()))
             raw = bytes.fromhex(v["signature_raw_hex"])
             der = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))

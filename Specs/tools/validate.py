@@ -3,8 +3,8 @@
 
 1. Every Specs/schemas/*.schema.json is a valid JSON Schema (draft 2020-12).
 2. Every event of Specs/schemas/examples/events.jsonl (written by the engine; the Swift
-   test EventJSONTests keeps it current) and of signed-events.jsonl (keyed links and signed
-   taps; SignedExportTests) validates against event.schema.json and its
+   test EventJSONTests keeps it current) and of signed-events.jsonl (keyed links, signed
+   taps and key rotations; SignedExportTests) validates against event.schema.json and its
    type's schema -- and mutated copies that the engine refuses are refused by the schemas too.
 3. The proposal-input and policy examples validate; mutated copies do not.
 4. Every Specs/scenarios/*.json validates against scenario.schema.json.
@@ -78,7 +78,7 @@ def mutations(event):
     yield "bad time", m(lambda e: e.__setitem__("at", "yesterday"))
     yield "empty command id", m(lambda e: e.__setitem__("command_id", ""))
     yield "no data", m(lambda e: e.pop("data"))
-    if event["type"].startswith("action."):
+    if event["type"].startswith("action.") or event["type"] == "tap.refused":
         yield "action event without action_id", m(lambda e: e.pop("action_id"))
         yield "action_id with a space", m(lambda e: e.__setitem__("action_id", "a 1"))
     else:
@@ -97,13 +97,24 @@ def mutations(event):
     if "proof" in event["data"]:
         yield "proof level 'maybe'", m(lambda e: e["data"]["proof"].__setitem__("level", "maybe"))
         yield "short signature", m(lambda e: e["data"]["proof"].__setitem__("signature", "ab"))
+        if event["data"]["proof"]["format"] == "webauthn":
+            yield "webauthn without authenticator data", m(lambda e: e["data"]["proof"].pop("authenticator_data"))
+        else:
+            yield "p256 with client data", m(lambda e: e["data"]["proof"].__setitem__("client_data_json", "7b7d"))
         yield "proof in an earlier schema", m(lambda e: e.__setitem__("schema_version", e["schema_version"] - 1))
     if "key" in event["data"]:
         yield "key protection 'face'", m(lambda e: e["data"]["key"].__setitem__("protection", "face"))
+    if "key" in event["data"] and event["type"] == "device.linked":
         yield "key in schema 1", m(lambda e: e.__setitem__("schema_version", 1))
+    if event["type"] == "tap.refused":
+        yield "a refusal code never recorded", m(lambda e: e["data"].__setitem__("code", "bad_proof"))
+        yield "a refusal without its statement", m(lambda e: e["data"].pop("statement"))
+    if event["type"] == "device.key_rotated":
+        yield "a rotated key on first use", m(lambda e: e["data"]["key"].__setitem__("trust", "first_use"))
+        yield "no previous key", m(lambda e: e["data"].pop("previous_key_fingerprint"))
 
 
-def check_events(name="events.jsonl", every_type=True):
+def check_events(name="events.jsonl"):
     any_event = validator("event.schema.json")
     lines = (SCHEMAS / "examples" / name).read_text(encoding="utf-8").splitlines()
     types = set()
@@ -115,10 +126,15 @@ def check_events(name="events.jsonl", every_type=True):
         expect_valid(any_event, event, f"{name} line {n} against event.schema.json")
         for what, bad in mutations(event):
             expect_invalid(any_event, bad, f"{name} line {n} ({event['type']}) with {what}")
+    return len(lines), types
+
+
+def check_every_type(*type_sets):
+    # Types only signed stores have (a key rotation's signature is random) are in signed-events.jsonl.
+    types = set().union(*type_sets)
     schema_types = {p.name[: -len(".schema.json")] for p in SCHEMAS.glob("*.*.schema.json")}
-    if every_type and types != schema_types:
-        failures.append(f"events.jsonl has types {sorted(types)}, the schemas {sorted(schema_types)}")
-    return len(lines)
+    if types != schema_types:
+        failures.append(f"the example exports have types {sorted(types)}, the schemas {sorted(schema_types)}")
 
 
 def check_inputs():
@@ -142,6 +158,10 @@ def check_inputs():
     expect_invalid(v, dict(policy, user_verification=["high", "high"]), "policy.json with repeated stakes")
     expect_invalid(v, dict(policy, auto_ship={"confidence_floor": 2}), "policy.json with floor 2")
     expect_invalid(v, dict(policy, **{"raise": [{"kind": "x"}]}), "policy.json with a raise rule without stakes")
+    strict = load(SPECS / "policies" / "strict.json")
+    expect_valid(v, strict, "policies/strict.json")
+    expect_invalid(v, dict(strict, proofs={"high": {"approve": "uv"}}), "strict.json with an unknown requirement")
+    expect_invalid(v, dict(strict, proofs={"high": {"execute": "signed"}}), "strict.json with a step no device signs")
 
 
 def check_scenarios():
@@ -152,9 +172,10 @@ def check_scenarios():
     return len(files)
 
 
-events = check_events()
-# Keyed links and signed taps, exported by the engine (SignedExportTests keeps the file true).
-signed = check_events("signed-events.jsonl", every_type=False)
+events, unsigned_types = check_events()
+# Keyed links, signed taps and key rotations, exported by the engine (SignedExportTests keeps the file true).
+signed, signed_types = check_events("signed-events.jsonl")
+check_every_type(unsigned_types, signed_types)
 check_inputs()
 scenarios = check_scenarios()
 if failures:

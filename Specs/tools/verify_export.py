@@ -10,13 +10,14 @@ introduction and every signed tap's P-256 proof against the device's key
 documented bytes (§4) and that the export extends it. Exit 0 and "ok N HEAD" on success;
 exit 1 and "seq N: problem" on the first failure.
 """
+import base64
 import hashlib, json, re, struct, sys
 from datetime import datetime, timezone
 
 CODES = {"action.proposed": 1, "action.reviewed": 2, "action.confirmed": 3, "action.approved": 4,
          "action.auto_shipped": 5, "action.dismissed": 6, "action.held": 7, "action.edited": 8,
          "action.executed": 9, "action.failed": 10, "action.expired": 11, "device.linked": 20,
-         "device.revoked": 21, "policy.set": 30, "store.created": 40}
+         "device.revoked": 21, "device.key_rotated": 22, "policy.set": 30, "store.created": 40, "store.relying_party": 41, "tap.refused": 50}
 STAKES = {"low": 0, "medium": 1, "high": 2}
 
 def u8(v): return bytes([v])
@@ -71,10 +72,37 @@ def proof(t, e):
     # The signed schema of a tap type appends its proof (events.md, "Signed taps").
     signed = 3 if t in ("action.reviewed", "action.confirmed", "action.approved", "action.dismissed") else 2
     if e["schema_version"] < signed: return b""
-    p = e["data"]["proof"]
-    assert p["format"] == "p256" and re.fullmatch(r"[0-9a-f]{128}", p["signature"])
-    return (u8(1) + timestamp(p["claimed_at"]) + digest(p["content_hash"]) + digest(p["key_fingerprint"])
-            + u8({"signed": 1, "signed_uv": 2}[p["level"]]) + bytes.fromhex(p["signature"]))
+    return proof_bytes(e["data"]["proof"])
+
+def proof_bytes(p):
+    assert p["format"] in ("p256", "webauthn") and re.fullmatch(r"[0-9a-f]{128}", p["signature"])
+    out = (u8(1 if p["format"] == "p256" else 2) + timestamp(p["claimed_at"]) + digest(p["content_hash"])
+           + digest(p["key_fingerprint"]) + u8({"signed": 1, "signed_uv": 2}[p["level"]]) + bytes.fromhex(p["signature"]))
+    if p["format"] == "webauthn":
+        auth, client = bytes.fromhex(p["authenticator_data"]), bytes.fromhex(p["client_data_json"])
+        out += varint(len(auth)) + auth + varint(len(client)) + client
+    return out
+
+def proof_problem(p, key, msg, rp):
+    # statements.md §2.1, §2.4: None when proof p proves its recorded level over msg with key.
+    spki, sig = bytes.fromhex(key["public_key"]), bytes.fromhex(p["signature"])
+    if p["format"] == "p256":
+        if p["level"] != ("signed_uv" if key["protection"] == "user-verification" else "signed"): return "proof level"
+        return None if p256_verify(spki, sig, msg) else "proof signature"
+    auth, client = bytes.fromhex(p["authenticator_data"]), bytes.fromhex(p["client_data_json"])
+    if not rp: return "webauthn proof without a relying party"
+    if len(auth) < 37 or auth[:32] != hashlib.sha256(rp["rp_id"].encode("utf-8")).digest(): return "webauthn rp_id"
+    if not auth[32] & 1: return "webauthn user presence"
+    try:
+        c = json.loads(client)
+    except ValueError:
+        return "webauthn client data"
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(msg).digest()).rstrip(b"=").decode("ascii")
+    if not isinstance(c, dict) or c.get("type") != "webauthn.get": return "webauthn type"
+    if c.get("challenge") != challenge: return "webauthn challenge"
+    if c.get("origin") not in rp["origins"]: return "webauthn origin"
+    if p["level"] != ("signed_uv" if auth[32] & 4 else "signed"): return "proof level"
+    return None if p256_verify(spki, sig, auth + hashlib.sha256(client).digest()) else "proof signature"
 
 def device_key(k):
     # device.linked schema 2: SPKI DER (length-prefixed), protection, trust (statements.md §1).
@@ -103,13 +131,15 @@ def p256_verify(spki, raw, msg):
     except InvalidSignature:
         return False
 
+RP = "\0relying_party"  # kept beside the devices: no device id can spell it
+
 def check_proofs(e, store, devices):
     """statements.md §1.1-§2: keyed links' introductions, and every keyed device's proof. Returns a problem or None."""
     t, d = e["type"], e["data"]
     if t == "device.linked":
         k = d.get("key")
         if k:
-            mine = [x for x in devices.values() if x["person"] == e["person"] and x["key"]]
+            mine = [x for k_, x in devices.items() if k_ != RP and x["person"] == e["person"] and x["key"]]
             if k["trust"] == "first_use" and mine: return "a second keyed device on first use"
             if k["trust"] == "introduced":
                 by = devices.get(k["introduced_by"])
@@ -120,17 +150,39 @@ def check_proofs(e, store, devices):
                     ("key_protection", k["protection"]), ("introduced_by", k["introduced_by"])])
                 if not p256_verify(bytes.fromhex(by["key"]["public_key"]), bytes.fromhex(k["introduction_signature"]), msg):
                     return "introduction signature"
-        devices[d["device"]] = {"person": e["person"], "org": e["org"], "key": k, "revoked": False}
+        devices[d["device"]] = {"person": e["person"], "org": e["org"], "key": k, "revoked": False, "platform": d["platform"]}
         return None
     if t == "device.revoked":
         devices[d["device"]]["revoked"] = True
+        return None
+    if t == "device.key_rotated":
+        # statements.md §3.1: signed by an unrevoked keyed device of the person, with its key in force.
+        dev, k = devices.get(d["device"]), d["key"]
+        if not dev or not dev["key"] or dev["revoked"] or dev["person"] != e["person"] or dev["org"] != e["org"]:
+            return "a rotation of %s, not an unrevoked keyed device of %s" % (d["device"], e["person"])
+        if d["previous_key_fingerprint"] != dev["key"]["fingerprint"]: return "rotation of another key than the one in force"
+        if k["fingerprint"] == dev["key"]["fingerprint"]: return "a rotation to the key in force"
+        if dev["platform"] == "cli" and k["protection"] == "user-verification": return "a cli key declaring user-verification"
+        by = devices.get(k.get("introduced_by"))
+        if k["trust"] != "introduced" or not by or not by["key"] or by["revoked"] or by["person"] != e["person"] or by["org"] != e["org"]:
+            return "rotation signed by %s, not an unrevoked keyed device of %s" % (k.get("introduced_by"), e["person"])
+        msg = statement("actionledger-rotate-v1", [("store", store), ("org", e["org"]), ("person", e["person"]),
+            ("device", d["device"]), ("platform", dev["platform"]), ("key", k["fingerprint"]), ("key_protection", k["protection"]),
+            ("previous_key", d["previous_key_fingerprint"]), ("signed_by", k["introduced_by"])])
+        if not p256_verify(bytes.fromhex(by["key"]["public_key"]), bytes.fromhex(k["introduction_signature"]), msg):
+            return "rotation signature"
+        dev["key"] = k
+        return None
+    if t == "tap.refused":
+        return check_refusal(e, store, devices.get(e.get("device")), devices.get(RP))
+    if t == "store.relying_party":
+        devices[RP] = d  # the relying party in force from here (statements.md §2.4)
         return None
     if t not in STEPS or e.get("device") not in devices: return None
     dev, p = devices[e["device"]], d.get("proof")
     if not dev["key"]: return "a proof from a device without a key" if p else None
     if not p: return "a keyed device's %s without a proof" % t
     if p["key_fingerprint"] != dev["key"]["fingerprint"]: return "proof by another key than the device's"
-    if p["level"] != ("signed_uv" if dev["key"]["protection"] == "user-verification" else "signed"): return "proof level"
     lines = [("store", store), ("org", e["org"]), ("action", e["action_id"]), ("step", STEPS[t]),
              ("content", p["content_hash"]), ("device", e["device"]), ("command", e["command_id"]),
              ("claimed_at", p["claimed_at"])]
@@ -139,9 +191,30 @@ def check_proofs(e, store, devices):
     if t == "action.edited": lines.append(("text_sha256", sha(d["preview"]["text"])))
     if t == "action.dismissed": lines.append(("reason_sha256", sha(d["reason"])))
     lines[7] = ("claimed_at", iso(ms(p["claimed_at"])))
-    if not p256_verify(bytes.fromhex(dev["key"]["public_key"]), bytes.fromhex(p["signature"]), statement("actionledger-statement-v1", lines)):
-        return "proof signature"
-    return None
+    return proof_problem(p, dev["key"], statement("actionledger-statement-v1", lines), devices.get(RP))
+
+def check_refusal(e, store, dev, rp):
+    # statements.md §2.3: the recorded statement is the one the envelope and proof imply (its
+    # parameter line aside), signed by the device's key in force, claimed within the window.
+    d, p = e["data"], e["data"]["proof"]
+    if not dev or not dev["key"] or dev["person"] != e["person"] or dev["org"] != e["org"]: return "a refusal of no keyed device of the person"
+    if p["key_fingerprint"] != dev["key"]["fingerprint"]: return "refusal signed by another key than the device's"
+    age = ms(e["at"]) - ms(p["claimed_at"])
+    if age > 24 * 3600000 or -age > 5 * 60000: return "refusal claimed_at outside the window"
+    lines = [("store", store), ("org", e["org"]), ("action", e["action_id"]), ("step", d["step"]),
+             ("content", p["content_hash"]), ("device", e["device"]), ("command", e["command_id"]),
+             ("claimed_at", iso(ms(p["claimed_at"])))]
+    recorded = bytes.fromhex(d["statement"])
+    param = {"hold": "until", "edit": "text_sha256", "dismiss": "reason_sha256"}.get(d["step"])
+    if param:
+        last = recorded.decode("utf-8", "replace").rstrip("\n").split("\n")[-1]
+        value = last[len(param) + 1:]
+        good = iso(ms(value)) == value if param == "until" and re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+Z", value) else bool(re.fullmatch(r"[0-9a-f]{64}", value))
+        if not last.startswith(param + ":") or not good: return "refusal statement parameter"
+        lines.append((param, value))
+    if statement("actionledger-statement-v1", lines) != recorded: return "refusal statement"
+    problem = proof_problem(p, dev["key"], recorded, rp)
+    return problem and "refusal " + problem
 
 def iso(total):
     t = datetime.fromtimestamp(total // 1000, tz=timezone.utc)
@@ -182,13 +255,29 @@ def body(t, d):
         key = device_key(d["key"]) if "key" in d else b""
         return string(d["device"]) + string(d["label"]) + string(d["platform"]) + key
     if t == "device.revoked": return string(d["device"]) + string(d["reason"])
+    if t == "store.relying_party": return string(d["rp_id"]) + varint(len(d["origins"])) + b"".join(string(o) for o in d["origins"])
+    if t == "tap.refused":
+        statement_bytes = bytes.fromhex(d["statement"])
+        return (u8(["review", "confirm", "approve", "dismiss", "edit", "hold"].index(d["step"])) + string(d["code"])
+                + varint(len(statement_bytes)) + statement_bytes + proof_bytes(d["proof"]))
+    if t == "device.key_rotated":
+        assert d["key"]["trust"] == "introduced", "a rotated key is introduced"
+        return string(d["device"]) + digest(d["previous_key_fingerprint"]) + device_key(d["key"])
     if t == "policy.set":
         a = d["auto_ship"]
         return (varint(d["version"]) + u8(1 if a["enabled"] else 0) + double(a["confidence_floor"]) + varint(a["daily_cap"])
                 + varint(len(d["user_verification"])) + b"".join(u8(STAKES[s]) for s in d["user_verification"])
                 + varint(len(d["raise"])) + b"".join(optional(r.get("kind"), string) + optional(r.get("surface"), string)
-                                                    + u8(STAKES[r["stakes"]]) for r in d["raise"]))
+                                                    + u8(STAKES[r["stakes"]]) for r in d["raise"]) + proof_table(d))
     raise ValueError("unknown type " + t)
+
+def proof_table(d):
+    # policy.set schema 2 (policy.md §2a): the requirements above none, by stakes then step.
+    if "proofs" not in d: return b""
+    steps = ["review", "confirm", "approve", "dismiss", "edit", "hold"]
+    table = [(STAKES[s], i, {"signed": 1, "signed_uv": 2}[r]) for s in ("low", "medium", "high") for i, step in enumerate(steps)
+             for r in [d["proofs"].get(s, {}).get(step, "none")] if r != "none"]
+    return varint(len(table)) + b"".join(u8(a) + u8(b) + u8(c) for a, b, c in table)
 
 def canonical(e):
     return (u8(1) + u8(CODES[e["type"]]) + u8(e["schema_version"]) + fixed64(e["seq"]) + timestamp(e["at"])

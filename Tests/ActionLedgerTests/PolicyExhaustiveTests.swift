@@ -151,7 +151,8 @@ import Testing
             let got: Outcome
             do {
                 switch try Policy.judgeTap(TapStep(rawValue: step)!, on: state, device: deviceState(device), deviceId: device.rawValue,
-                                           seenContent: nil, userVerified: verified, policy: policy, now: t0) {
+                                           seenContent: nil, userVerified: verified, proof: .of(nil, userVerified: verified),
+                                           policy: policy, now: t0) {
                 case .duplicate:
                     got = .duplicate
                 case .accept(let rule, let stakes):

@@ -18,6 +18,8 @@ let benchmarks: @Sendable () -> Void = {
     for n in [1, 10, 100, 1000] { ingest(n) }
     singleCommits()
     for callers in [1, 4, 16, 64] { concurrentApprovals(callers) }
+    signedSingleCommits()
+    signedConcurrentApprovals(16)
 }
 
 func metric(_ name: String) -> BenchmarkMetric { .custom("\(name) ns") }

@@ -112,6 +112,23 @@ for callers in [1, 4, 16, 64] {
     rows.append(row)
 }
 
+// Signed taps (issue 13): a proof's verification against the durable commit it rides on.
+if let e = m["signed single commit"]?["engine"], let l = m["signed single commit"]?["lmdb"],
+   let v = m["signed single commit"]?["verify"] {
+    var row = Row(workload: "single signed approval", figure: "p50 latency", value: e.p50, unit: "µs",
+                  vsLMDB: e.p50 / (l.p50 + v.p50), vsSQLite: nil, target: "p50 ≤1.3× (lmdb commit + 1 verify)")
+    row.met = row.vsLMDB.map { $0 <= 1.3 }
+    row.note = String(format: "lmdb commit p50 %.0f µs + ECDSA P-256 verify p50 %.0f µs", l.p50, v.p50)
+    rows.append(row)
+} else { missing("single signed approval", "not measured in this run") }
+if let r = rate("signed approvals 16 callers", "engine", per: 64), let u = rate("signed approvals 16 callers", "unsigned", per: 64) {
+    var row = Row(workload: "signed approvals, 16 callers", figure: "approvals/s", value: r, unit: "/s", vsLMDB: nil, vsSQLite: nil,
+                  target: "≥0.8× unsigned, same callers")
+    row.met = r / u >= 0.8
+    row.note = String(format: "unsigned %.0f/s: ×%.2f", u, r / u)
+    rows.append(row)
+} else { missing("signed approvals, 16 callers", "not measured in this run") }
+
 @MainActor func query(_ name: String, _ label: String, p99Max: Double?) {
     guard let q = m[name]?["wall"] else { missing(label, "not measured in this run"); return }
     rows.append(Row(workload: label, figure: "p99 latency", value: q.p99, unit: "µs",

@@ -22,8 +22,14 @@ public enum Command: Sendable, Equatable {
     /// device, otherwise introduced by an unrevoked keyed device of hers (`key.trust`).
     case linkKeyedDevice(device: String, person: String, org: String, label: String, platform: Platform, key: DeviceKey)
     case revokeDevice(device: String, reason: String)
+    /// Put a new key in force for a keyed device; `key.trust` names the unrevoked keyed
+    /// device of the same person (the device itself, or another) that signed the rotation
+    /// statement with its key in force (``Statement/rotation(storeId:org:person:device:platform:key:previous:signedBy:)``).
+    case rotateDeviceKey(device: String, key: DeviceKey)
     /// Put a new policy version in force; its version must be the current one + 1 (or 0 to take the next).
     case setPolicy(PolicyDocument, org: String)
+    /// Put a WebAuthn relying party in force for the store's `webauthn` proofs.
+    case setRelyingParty(RelyingParty)
 
     /// The action the command concerns, if any.
     public var actionId: String? {
@@ -31,7 +37,7 @@ public enum Command: Sendable, Equatable {
         case .propose(let p): p.actionId
         case .tap(_, let a, _, _, _), .dismiss(let a, _, _), .edit(let a, _, _), .hold(let a, _, _),
              .recordOutcome(let a, _, _), .expire(let a): a
-        case .linkDevice, .linkKeyedDevice, .revokeDevice, .setPolicy: nil
+        case .linkDevice, .linkKeyedDevice, .revokeDevice, .rotateDeviceKey, .setPolicy, .setRelyingParty: nil
         }
     }
 }
@@ -86,4 +92,27 @@ public struct CommandResult: Sendable, Equatable {
     public var nextTap: TapStep?
     /// A tap already counted on this content: nothing was appended.
     public var duplicateTap: Bool = false
+    /// Set when the command was refused although its proof verified: `events` holds the
+    /// `tap.refused` it recorded, and ``Ledger/execute(_:)`` reports the refusal.
+    public var refusal: LedgerError? {
+        get { refused?.error }
+        set { refused = newValue.map(Refused.init) }
+    }
+    private var refused: Refused?
+
+    /// Results compare by the refusal's code and message (a ``LedgerError`` is not Equatable).
+    private struct Refused: Equatable, Sendable {
+        let error: LedgerError
+        static func == (a: Refused, b: Refused) -> Bool { a.error.code == b.error.code && a.error.message == b.error.message }
+    }
+
+    init(commandId: String, events: [StoredEvent], replayed: Bool, action: ActionState? = nil, nextTap: TapStep? = nil,
+         duplicateTap: Bool = false) {
+        self.commandId = commandId
+        self.events = events
+        self.replayed = replayed
+        self.action = action
+        self.nextTap = nextTap
+        self.duplicateTap = duplicateTap
+    }
 }

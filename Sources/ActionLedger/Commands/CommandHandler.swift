@@ -24,7 +24,24 @@ enum CommandHandler {
                               details: ["field": "command_id"])
         }
         var before: ActionState?
-        var result = try decide(request, session, before: &before)
+        let writes = session.writes
+        var result: CommandResult
+        do {
+            result = try decide(request, session, before: &before)
+        } catch let e as LedgerError {
+            // An authenticated refusal is recorded (its command id is not: a queued replay may run).
+            guard session.writes == writes, let now = try? TimeRules.check(request.now, head: try session.headTime()),
+                  let refusal = try RefusalRecorder.refusal(for: request, e, reader: reader, now: now),
+                  let id = request.command.actionId, let s = try reader.actionState(id) else { throw e }
+            let stored = try session.append(Event(at: now, actor: s.person, device: CommandStatement.deviceId(request.command),
+                                                  commandId: request.commandId, org: s.org, person: s.person, actionId: id,
+                                                  payload: .tapRefused(refusal)))
+            var refused = CommandResult(commandId: request.commandId, events: [stored], replayed: false, action: s)
+            var details = e.details
+            details["recorded_seq"] = .number(Double(stored.event.seq))
+            refused.refusal = LedgerError(e.code, e.message + " (recorded as tap.refused, seq \(stored.event.seq))", details: details)
+            return refused
+        }
         if !result.events.isEmpty {
             try session.recordCommand(request.commandId, first: result.events[0].seq, count: result.events.count)
         }
@@ -81,13 +98,14 @@ enum CommandHandler {
         var duplicate = false
         // The device's proof is checked before the policy judges (Specs/statements.md).
         func gate(_ s: ActionState, _ device: DeviceState?) throws -> SignedProof? {
-            try ProofGate.check(request, action: s, device: device, storeId: try reader.storeId(), now: now)
+            try ProofGate.check(request, action: s, device: device, storeId: try reader.storeId(), rp: try reader.relyingParty(), now: now)
         }
         // Dismiss, edit, hold: proof, then the policy's checks, then the signed content.
-        func change(_ s: ActionState, _ deviceId: String) throws -> SignedProof? {
+        func change(_ step: Statement.Step, _ s: ActionState, _ deviceId: String) throws -> SignedProof? {
             let device = try reader.deviceState(deviceId)
             let proof = try gate(s, device)
-            try Policy.judgeChange(on: s, device: device, deviceId: deviceId, now: now)
+            try Policy.judgeChange(step, on: s, device: device, deviceId: deviceId, proof: .of(proof, userVerified: false),
+                                   policy: try reader.policy(org: s.org), now: now)
             if let proof, proof.contentHash != s.contentHash { throw ProofGate.stale(s, proof.contentHash) }
             return proof
         }
@@ -121,7 +139,8 @@ enum CommandHandler {
             // A key declared `user-verification` signs only after the user is verified.
             let verified = userVerified || proof?.level == .signedUV
             let verdict = try Policy.judgeTap(step, on: s, device: device, deviceId: deviceId,
-                                              seenContent: proof?.contentHash ?? seen, userVerified: verified, policy: policy, now: now)
+                                              seenContent: proof?.contentHash ?? seen, userVerified: verified,
+                                              proof: .of(proof, userVerified: userVerified), policy: policy, now: now)
             switch verdict {
             case .duplicate:
                 duplicate = true
@@ -139,13 +158,13 @@ enum CommandHandler {
 
         case .dismiss(let id, let deviceId, let reason):
             let s = try action(id)
-            let proof = try change(s, deviceId)
+            let proof = try change(.dismiss, s, deviceId)
             try onAction(s, device: deviceId, .dismissed(Dismissal(reason: reason, policyVersion: try reader.policy(org: s.org).version,
                                                                   rulesVersion: Policy.rulesVersion, proof: proof)))
 
         case .edit(let id, let deviceId, let text):
             let s = try action(id)
-            let proof = try change(s, deviceId)
+            let proof = try change(.edit, s, deviceId)
             guard text.utf8.count <= FieldReader.Limit.text else {
                 throw LedgerError(.invalidInput, "text is \(text.utf8.count) bytes; the limit is \(FieldReader.Limit.text)")
             }
@@ -160,7 +179,7 @@ enum CommandHandler {
 
         case .hold(let id, let deviceId, let until):
             let s = try action(id)
-            let proof = try change(s, deviceId)
+            let proof = try change(.hold, s, deviceId)
             guard until > now else { throw LedgerError(.invalidInput, "hold until \(until.iso8601) is not after now (\(now.iso8601))") }
             try onAction(s, device: deviceId, .held(Hold(until: until, proof: proof)))
 
@@ -204,6 +223,17 @@ enum CommandHandler {
             if let at = d.revokedAt { throw LedgerError(.deviceRevoked, "device \(deviceId) was already revoked at \(at.iso8601)") }
             try append(actor: request.actor, device: nil, org: d.org, person: d.person, actionId: nil,
                        .deviceRevoked(DeviceRevocation(device: deviceId, reason: reason)))
+
+        case .rotateDeviceKey(let deviceId, let key):
+            let device = try reader.deviceState(deviceId)
+            let signer = key.introducer == deviceId ? device : try key.introducer.flatMap { try reader.deviceState($0) }
+            let rotation = try DeviceRotation.check(deviceId, device: device, key: key, signer: signer, storeId: try reader.storeId())
+            try append(actor: request.actor, device: nil, org: device?.org ?? "", person: device?.person ?? "", actionId: nil,
+                       .deviceKeyRotated(rotation))
+
+        case .setRelyingParty(let rp):
+            // Store-wide, like store.created: proofs name no org's relying party.
+            try append(actor: request.actor, device: nil, org: "store", person: request.actor, actionId: nil, .relyingParty(rp))
 
         case .setPolicy(var document, let org):
             if let p = FieldReader.identifierProblem(org) { throw LedgerError(.invalidInput, "org \(p)") }

@@ -16,8 +16,14 @@ enum CommandReplay {
         case .revokeDevice(let device, _):
             if case .deviceRevoked(let d) = first.payload { return d.device == device }
             return false
+        case .rotateDeviceKey(let device, let key):
+            if case .deviceKeyRotated(let k) = first.payload { return k.device == device && k.key == key }
+            return false
         case .setPolicy(_, let org):
             return first.org == org
+        case .setRelyingParty(let rp):
+            if case .relyingParty(let recorded) = first.payload { return recorded == rp }
+            return false
         case .propose, .recordOutcome, .expire:
             return true
         }
@@ -34,7 +40,9 @@ enum CommandReplay {
         case .expire: "expire"
         case .linkDevice, .linkKeyedDevice: "link"
         case .revokeDevice: "revoke"
+        case .rotateDeviceKey: "rotate"
         case .setPolicy: "policy"
+        case .setRelyingParty: "relying_party"
         }
     }
 
@@ -51,8 +59,11 @@ enum CommandReplay {
         case .expired: "expire"
         case .deviceLinked: "link"
         case .deviceRevoked: "revoke"
+        case .deviceKeyRotated: "rotate"
         case .policySet: "policy"
         case .storeCreated: "create"
+        case .tapRefused: "refused"
+        case .relyingParty: "relying_party"
         case .tokenIssued, .tokenRevoked: "token"
         }
     }

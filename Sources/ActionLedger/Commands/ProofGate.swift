@@ -11,6 +11,10 @@ enum ProofGate {
     struct Verified: Sendable, Equatable {
         var statement: [UInt8]
         var fingerprint: Digest
+        /// The level it proved (a webauthn proof's from its UV flag).
+        var level: ProofLevel
+        /// The relying party it was checked against (webauthn).
+        var rp: RelyingParty?
     }
 
     /// The proof to record, nil for an unkeyed device's unsigned command. Device checks the
@@ -18,7 +22,7 @@ enum ProofGate {
     /// it: then nothing is verified here and the policy's refusal stands.
     /// - throws: `proof_required`, `bad_proof`.
     static func check(_ request: CommandRequest, action s: ActionState, device: DeviceState?, storeId: Digest?,
-                      now: Timestamp) throws -> SignedProof? {
+                      rp: RelyingParty?, now: Timestamp) throws -> SignedProof? {
         guard let device, !device.isRevoked, device.org == s.org, device.person == s.person else { return nil }
         guard let key = device.key else {
             if request.proof != nil {
@@ -47,15 +51,26 @@ enum ProofGate {
             throw bad("statement mismatch: " + difference(claimed, bytes), problem: "statement", device.device)
         }
         let fingerprint = key.fingerprint
-        if request.preverified != Verified(statement: bytes, fingerprint: fingerprint) {
+        let level: ProofLevel
+        if let pre = request.preverified, pre.statement == bytes, pre.fingerprint == fingerprint, pre.rp == rp {
+            level = pre.level
+        } else if proof.webauthn == nil {
             guard key.verifies(proof.signature, over: bytes) else {
                 throw bad("the signature does not verify with device \(device.device)'s key (\(fingerprint.hex.prefix(16))…) "
                     + "over the statement for \(statement.step.rawValue) of \(s.actionId) with command id \(request.commandId)",
                     problem: "signature", device.device)
             }
+            level = key.protection == .userVerification ? .signedUV : .signed
+        } else {
+            do {
+                level = try key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: bytes, rp: rp)
+            } catch let e as LedgerError {
+                throw bad(e.message + " (\(statement.step.rawValue) of \(s.actionId), command id \(request.commandId))",
+                          problem: e.problem, device.device)
+            }
         }
         return SignedProof(claimedAt: proof.claimedAt, contentHash: statement.contentHash, keyFingerprint: fingerprint,
-                           level: key.protection == .userVerification ? .signedUV : .signed, signature: proof.signature)
+                           level: level, signature: proof.signature, webauthn: proof.webauthn)
     }
 
     /// A signed change made on content the action no longer has.
@@ -95,9 +110,9 @@ extension Ledger {
                       let t = CommandStatement.statement(request.command, commandId: request.commandId, claimedAt: proof.claimedAt,
                                                   content: proof.contentHash, action: s, storeId: storeId)
                 else { return request }
-                let bytes = t.bytes
-                if key.verifies(proof.signature, over: bytes) {
-                    request.preverified = ProofGate.Verified(statement: bytes, fingerprint: key.fingerprint)
+                let bytes = t.bytes, rp = try reader.relyingParty()
+                if let level = try? key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: bytes, rp: rp) {
+                    request.preverified = ProofGate.Verified(statement: bytes, fingerprint: key.fingerprint, level: level, rp: rp)
                 }
                 return request
             }

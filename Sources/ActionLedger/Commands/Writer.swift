@@ -243,7 +243,11 @@ final class Writer: @unchecked Sendable {
                 let batch = {
                     try job.requests.enumerated().map { i, request in
                         do {
-                            return try CommandHandler.run(request, in: session)
+                            let result = try CommandHandler.run(request, in: session)
+                            // All or nothing: an item refused, even with its refusal recorded,
+                            // refuses the batch, and the rollback takes its tap.refused back.
+                            if let refusal = result.refusal { throw refusal }
+                            return result
                         } catch let e as LedgerError {
                             // Name the failing item: the whole batch is refused because of it.
                             var details = e.details
@@ -263,7 +267,10 @@ final class Writer: @unchecked Sendable {
             let writes = session.writes
             do {
                 let command = { try CommandHandler.run(request, in: session) }
-                return .success(try isolated ? session.nested(command) : command())
+                let result = try isolated ? session.nested(command) : command()
+                // Refused, but authenticated: its tap.refused stays written.
+                if let refusal = result.refusal { return .failure(refusal) }
+                return .success(result)
             } catch let error as LedgerError {
                 if !isolated && session.writes != writes { throw WroteBeforeRefusal() }
                 return .failure(error)

@@ -18,3 +18,21 @@ public struct DeviceRevocation: Sendable, Equatable {
     public var device: String
     public var reason: String
 }
+
+/// `device.key_rotated`: the device's key in force from this event on. The new key is
+/// vouched for (`key.trust` is always `introducedBy`) by an unrevoked keyed device of the
+/// same person, the device itself with its old key or another, over the rotation statement
+/// (Specs/statements.md §3.1).
+public struct KeyRotation: Sendable, Equatable {
+    public var device: String
+    /// The fingerprint of the key it replaces: the rotation statement binds it, so a
+    /// signed rotation cannot be replayed once a later one has moved the key on.
+    public var previousFingerprint: Digest
+    public var key: DeviceKey
+
+    public init(device: String, previousFingerprint: Digest, key: DeviceKey) {
+        self.device = device
+        self.previousFingerprint = previousFingerprint
+        self.key = key
+    }
+}

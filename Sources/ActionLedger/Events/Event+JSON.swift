@@ -41,7 +41,7 @@ extension Event {
         let person = try r.identifier("person")
         let actionId = try r.optionalString("action_id", max: FieldReader.Limit.id)
         // The per-action index is keyed by it: action events need one, others have none.
-        if typeName.hasPrefix("action.") != (actionId != nil) {
+        if type.hasActionId != (actionId != nil) {
             throw r.fail("action_id", actionId == nil ? "is required for \(typeName)" : "is not allowed for \(typeName)")
         }
         if let actionId, let bad = FieldReader.identifierProblem(actionId) { throw r.fail("action_id", bad) }
@@ -103,10 +103,16 @@ extension Payload {
             return .object(o)
         case .deviceRevoked(let d):
             return ["device": .string(d.device), "reason": .string(d.reason)]
+        case .deviceKeyRotated(let k):
+            return ["device": .string(k.device), "previous_key_fingerprint": .string(k.previousFingerprint.hex), "key": k.key.json]
         case .policySet(let p):
             return p.json
         case .storeCreated(let c):
             return ["test_clock": .bool(c.testClock), "demo": .bool(c.demo)]
+        case .tapRefused(let t):
+            return t.json
+        case .relyingParty(let rp):
+            return ["rp_id": .string(rp.rpId), "origins": .array(rp.origins.map(JSON.string))]
         case .tokenIssued(let t):
             return Self.tokenJSON(t)
         case .tokenRevoked(let t):
@@ -184,10 +190,29 @@ extension Payload {
         case .deviceRevoked:
             self = .deviceRevoked(DeviceRevocation(device: try r.identifier("device"),
                                                    reason: try r.string("reason", max: L.rationale, allowEmpty: true)))
+        case .deviceKeyRotated:
+            let rotation = KeyRotation(device: try r.identifier("device"), previousFingerprint: try r.digest("previous_key_fingerprint"),
+                                       key: try DeviceKey(fields: try r.object("key")))
+            guard rotation.key.introducer != nil else { throw r.fail("key.trust", "a rotated key is introduced, never first_use") }
+            self = .deviceKeyRotated(rotation)
         case .policySet:
-            self = .policySet(try PolicyDocument(fields: &r, requireVersion: true))
+            let p = try PolicyDocument(fields: &r, requireVersion: true)
+            // Schema 2 is the document with proof requirements, schema 1 the one without.
+            guard p.proofs.isEmpty == (version < 2) else {
+                throw r.fail("proofs", version < 2 ? "is schema 2 of policy.set" : "is required (non-empty) in schema 2")
+            }
+            self = .policySet(p)
         case .storeCreated:
             self = .storeCreated(StoreCreation(testClock: try r.bool("test_clock"), demo: try r.bool("demo")))
+        case .tapRefused:
+            self = .tapRefused(try TapRefusal(fields: &r))
+        case .storeRelyingParty:
+            let rpId = try r.string("rp_id", max: 253)
+            let origins = try r.array("origins", max: 16).map { o -> String in
+                guard case .string(let s) = o else { throw r.fail("origins", "expected strings") }
+                return s
+            }
+            self = .relyingParty(try RelyingParty(rpId: rpId, origins: origins))
         case .tokenIssued:
             self = .tokenIssued(try Payload.token(&r))
         case .tokenRevoked:

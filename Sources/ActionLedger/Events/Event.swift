@@ -41,7 +41,8 @@ public struct Event: Sendable, Equatable {
 
     /// The schema version of this event's encoding (Specs/events.md, "Versioning"): a tap
     /// carrying a signed proof is the newest schema of its type (3 for taps and dismissals,
-    /// which record a rules version; 2 for holds and edits), a keyed link is schema 2; else
+    /// which record a rules version; 2 for holds and edits), a keyed link and a policy with
+    /// proof requirements are schema 2; else
     /// 2 for a proposal or decision judged under rules version 2 or later, else 1.
     public var schemaVersion: UInt8 {
         switch payload {
@@ -51,6 +52,7 @@ public struct Event: Sendable, Equatable {
         case .held(let h): h.proof != nil ? 2 : 1
         case .edited(let e): e.proof != nil ? 2 : 1
         case .deviceLinked(let d): d.key != nil ? 2 : 1
+        case .policySet(let p): p.proofs.isEmpty ? 1 : 2
         default: payload.rulesVersion.map { $0 >= 2 ? 2 : 1 } ?? 1
         }
     }
@@ -61,9 +63,10 @@ public struct Event: Sendable, Equatable {
 public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case actionProposed = 1, actionReviewed, actionConfirmed, actionApproved, actionAutoShipped,
          actionDismissed, actionHeld, actionEdited, actionExecuted, actionFailed, actionExpired
-    case deviceLinked = 20, deviceRevoked
+    case deviceLinked = 20, deviceRevoked, deviceKeyRotated
     case policySet = 30
-    case storeCreated = 40
+    case storeCreated = 40, storeRelyingParty
+    case tapRefused = 50
     case tokenIssued = 60, tokenRevoked
 
     /// The dotted name used in JSON and Specs.
@@ -82,8 +85,11 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .actionExpired: "action.expired"
         case .deviceLinked: "device.linked"
         case .deviceRevoked: "device.revoked"
+        case .deviceKeyRotated: "device.key_rotated"
         case .policySet: "policy.set"
         case .storeCreated: "store.created"
+        case .storeRelyingParty: "store.relying_party"
+        case .tapRefused: "tap.refused"
         case .tokenIssued: "token.issued"
         case .tokenRevoked: "token.revoked"
         }
@@ -97,10 +103,14 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     public var schemaVersion: UInt8 {
         switch self {
         case .actionReviewed, .actionConfirmed, .actionApproved, .actionDismissed: 3
-        case .actionProposed, .actionAutoShipped, .actionHeld, .actionEdited, .deviceLinked: 2
+        case .actionProposed, .actionAutoShipped, .actionHeld, .actionEdited, .deviceLinked, .policySet: 2
         default: 1
         }
     }
+
+    /// Whether events of this type name an action (`action.*`, and `tap.refused`, which is
+    /// kept in its action's stream without changing it).
+    public var hasActionId: Bool { name.hasPrefix("action.") || self == .tapRefused }
 
     public init?(name: String) {
         guard let t = EventType.allCases.first(where: { $0.name == name }) else { return nil }
@@ -123,8 +133,11 @@ public enum Payload: Sendable, Equatable {
     case expired
     case deviceLinked(DeviceLink)
     case deviceRevoked(DeviceRevocation)
+    case deviceKeyRotated(KeyRotation)
     case policySet(PolicyDocument)
     case storeCreated(StoreCreation)
+    case relyingParty(RelyingParty)
+    case tapRefused(TapRefusal)
     case tokenIssued(TokenIssue)
     case tokenRevoked(TokenRevocation)
 
@@ -156,8 +169,11 @@ public enum Payload: Sendable, Equatable {
         case .expired: .actionExpired
         case .deviceLinked: .deviceLinked
         case .deviceRevoked: .deviceRevoked
+        case .deviceKeyRotated: .deviceKeyRotated
         case .policySet: .policySet
         case .storeCreated: .storeCreated
+        case .relyingParty: .storeRelyingParty
+        case .tapRefused: .tapRefused
         case .tokenIssued: .tokenIssued
         case .tokenRevoked: .tokenRevoked
         }

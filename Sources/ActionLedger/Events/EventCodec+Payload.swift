@@ -63,11 +63,23 @@ extension EventCodec {
         case .deviceRevoked(let d):
             w.string(d.device)
             w.string(d.reason)
+        case .deviceKeyRotated(let k):
+            w.string(k.device)
+            w.digest(k.previousFingerprint)
+            k.key.encode(&w)
         case .policySet(let p):
             writePolicy(p, &w)
+            // Schema 2: the proof table; schema 1 (no requirements) ends here.
+            if !p.proofs.isEmpty { p.proofs.encode(&w) }
         case .storeCreated(let c):
             w.bool(c.testClock)
             w.bool(c.demo)
+        case .tapRefused(let t):
+            t.encode(&w)
+        case .relyingParty(let rp):
+            w.string(rp.rpId)
+            w.varint(UInt64(rp.origins.count))
+            for o in rp.origins { w.string(o) }
         case .tokenIssued(let t):
             encodeToken(t, &w)
         case .tokenRevoked(let t):
@@ -147,10 +159,28 @@ extension EventCodec {
                                             key: version >= 2 ? try DeviceKey.decode(&r) : nil))
         case .deviceRevoked:
             return .deviceRevoked(DeviceRevocation(device: try r.string(), reason: try r.string()))
+        case .deviceKeyRotated:
+            let rotation = KeyRotation(device: try r.string(), previousFingerprint: try r.digest(), key: try DeviceKey.decode(&r))
+            guard rotation.key.introducer != nil else { throw r.fail("a rotated key must be vouched for (trust introduced)") }
+            return .deviceKeyRotated(rotation)
         case .policySet:
-            return .policySet(try readPolicy(&r))
+            var p = try readPolicy(&r)
+            if version >= 2 {
+                p.proofs = try ProofRequirements.decode(&r)
+                // Canonical: a document without requirements is written as schema 1.
+                guard !p.proofs.isEmpty else { throw r.fail("an empty proof table in policy.set schema 2") }
+            }
+            return .policySet(p)
         case .storeCreated:
             return .storeCreated(StoreCreation(testClock: try r.bool(), demo: try r.bool()))
+        case .tapRefused:
+            return .tapRefused(try TapRefusal.decode(&r))
+        case .storeRelyingParty:
+            let rpId = try r.string()
+            let n = try r.varint()
+            guard n <= 16 else { throw r.fail("too many origins") }
+            let origins = try (0..<n).map { _ in try r.string() }
+            do { return .relyingParty(try RelyingParty(rpId: rpId, origins: origins)) } catch { throw r.fail("invalid relying party") }
         case .tokenIssued:
             return .tokenIssued(try decodeToken(&r))
         case .tokenRevoked:

@@ -53,7 +53,7 @@ public struct ProposalInput: Sendable, Equatable {
 extension PolicyDocument {
     /// The JSON form (`ledger policy show`, `policy.set` data).
     public var json: JSON {
-        [
+        var o: JSONObject = [
             "version": .number(Double(version)),
             "auto_ship": ["enabled": .bool(autoShip.enabled), "confidence_floor": .number(autoShip.confidenceFloor),
                           "daily_cap": .number(Double(autoShip.dailyCap))],
@@ -66,6 +66,9 @@ extension PolicyDocument {
                 return .object(o)
             }),
         ]
+        // Only schema 2 has the table: a document without requirements keeps schema 1's form.
+        if !proofs.isEmpty { o["proofs"] = proofs.json }
+        return .object(o)
     }
 
     /// Parses a policy document. Omitted settings take the built-in defaults; `version`
@@ -102,7 +105,8 @@ extension PolicyDocument {
             try rr.finish()
             raise.append(rule)
         }
-        self.init(version: UInt32(v), autoShip: settings, userVerification: uv, raise: raise)
+        let proofs = try r.optionalObject("proofs").map { try ProofRequirements(fields: $0) } ?? ProofRequirements()
+        self.init(version: UInt32(v), autoShip: settings, userVerification: uv, raise: raise, proofs: proofs)
     }
 
     /// Parses `ledger policy set` input.

@@ -36,9 +36,12 @@ public struct DecisionReplay {
     private var policies: [String: PolicyDocument] = [:]
     /// The store's id (seq 1's hash), read once: every signed statement binds it.
     private var storeId: Digest??
+    /// The WebAuthn relying party in force (`store.relying_party`).
+    private var rp: RelyingParty?
     /// The org each person is bound to (policy.md `person.one_org`).
-    private var personOrgs: [String: String] = [:]
-    private var devices: [String: DeviceState] = [:]
+    var personOrgs: [String: String] = [:]
+    /// Every linked device as it stands at the current seq (DecisionReplay+Devices).
+    var devices: [String: DeviceState] = [:]
     private var live: [String: ActionState] = [:]
     private var day: Int64 = .min
     private var autoShipsToday: [String: Int] = [:]
@@ -92,13 +95,18 @@ public struct DecisionReplay {
         if judge {
             if let p = previous {
                 if event.at < p.at { throw fail("time.monotonic", "recorded at \(event.at.iso8601), before seq \(p.seq)") }
-                if event.commandId == p.commandId, !(event.type == .actionAutoShipped && p.type == .actionProposed) {
+                if event.commandId == p.commandId, !(event.type == .actionAutoShipped && p.type == .actionProposed),
+                   event.type != .tapRefused, p.type != .tapRefused {
                     throw fail("command.unique", "command id \(event.commandId) already produced seq \(p.seq)")
                 }
             }
-            guard let (first, count) = try reader.command(event.commandId),
-                  first <= event.seq, event.seq < first + UInt64(count) else {
-                throw fail("command.unique", "the commands index does not give command \(event.commandId) this seq")
+            let range = try reader.command(event.commandId)
+            let covered = range.map { $0.first <= event.seq && event.seq < $0.first + UInt64($0.count) } ?? false
+            // A recorded refusal's command id is never registered (policy.md §7).
+            guard covered != (event.type == .tapRefused) else {
+                throw fail("command.unique", event.type == .tapRefused
+                    ? "the commands index registers refused command \(event.commandId)"
+                    : "the commands index does not give command \(event.commandId) this seq")
             }
         }
         let day = event.at.utcDay
@@ -109,6 +117,9 @@ public struct DecisionReplay {
         switch event.payload {
         case .storeCreated:
             if judge, event.seq != 1 { throw fail("store.created", "store.created is only ever the first event") }
+            return nil
+        case .relyingParty(let r):
+            rp = r
             return nil
         case .tokenIssued, .tokenRevoked:
             return nil  // who may call `ledger serve`: no decision rests on it
@@ -121,38 +132,8 @@ public struct DecisionReplay {
             latest = p
             policies[event.org] = p
             return nil
-        case .deviceLinked(let d):
-            if judge {
-                if devices[d.device] != nil { throw fail("device.link", "device \(d.device) was already linked", .duplicateDevice) }
-                for (what, id) in [("device", d.device), ("person", event.person), ("org", event.org)] {
-                    if let problem = FieldReader.identifierProblem(id) { throw fail("device.link", "\(what) \(problem)", .invalidInput) }
-                }
-            }
-            if judge, let key = d.key {
-                // Who may vouch for a key (statements.md §1.1), with the devices as they stood.
-                let keyed = devices.values.filter { $0.person == event.person && $0.key != nil }
-                do {
-                    try DeviceLinking.checkKey(d, org: event.org, person: event.person, keyed: Array(keyed),
-                                               introducer: key.introducer.flatMap { devices[$0] }, storeId: try reader.storeId())
-                } catch let e as LedgerError { throw fail("device.link", e.message, e.code) }
-            }
-            if personOrgs[event.person] == nil { personOrgs[event.person] = event.org }
-            devices[d.device] = DeviceState(device: d.device, person: event.person, org: event.org, label: d.label,
-                                            platform: d.platform, linkedAt: event.at, revokedAt: nil, key: d.key)
-            return nil
-        case .deviceRevoked(let d):
-            guard var state = devices[d.device] else {
-                throw fail("device.revoke", "device \(d.device) was never linked", .unknownDevice)
-            }
-            if judge {
-                if state.revokedAt != nil { throw fail("device.revoke", "device \(d.device) was already revoked", .deviceRevoked) }
-                if event.person != state.person || event.org != state.org {
-                    throw fail("device.revoke", "the revocation names \(event.person)/\(event.org), the device is "
-                        + "\(state.person)/\(state.org)")
-                }
-            }
-            state.revokedAt = event.at
-            devices[d.device] = state
+        case .deviceLinked, .deviceRevoked, .deviceKeyRotated:
+            try applyDevice(event, reader: reader, judge: judge, fail)
             return nil
         default:
             return try applyAction(event, reader: reader, judge: judge, fail)
@@ -217,6 +198,9 @@ public struct DecisionReplay {
             throw fail(Self.claimedRule(event), "rules version \(rules) is unknown to this build (it judges 1…\(Policy.rulesVersion))", nil)
         }
         var decided: String?
+        // The level the event's own proof (or assertion) gives, judged against the proofs
+        // its policy version required (policy.md `proof.required`).
+        let level = event.payload.proofLevel ?? .none
         do {
             switch event.payload {
             case .autoShipped(let a):
@@ -234,30 +218,42 @@ public struct DecisionReplay {
                 decided = a.rule
             case .reviewed(let t), .confirmed(let t):
                 let step: TapStep = event.type == .actionReviewed ? .review : .confirm
-                try judgeTap(step, t.contentHash, t.policyVersion, userVerified: false, rules, state, device, event, fail)
+                try judgeTap(step, t.contentHash, t.policyVersion, userVerified: false, level, rules, state, device, event, fail)
             case .approved(let a):
                 let (rule, stakes) = try judgeTap(.approve, a.contentHash, a.policyVersion, userVerified: a.userVerified,
-                                                  rules, state, device, event, fail)
+                                                  level, rules, state, device, event, fail)
                 guard a.rule == rule, a.stakes == stakes else {
                     throw fail(a.rule, "recorded as \(a.rule) at \(a.stakes.rawValue) stakes; the policy decides \(rule) "
                         + "at \(stakes.rawValue)", nil)
                 }
                 decided = rule
             case .dismissed(let d):
-                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at, rules: rules)
+                try Policy.judgeChange(.dismiss, on: state, device: device, deviceId: event.device ?? "",
+                                       proof: level, policy: policy, now: event.at, rules: rules)
                 guard d.policyVersion == policy.version else {
                     throw fail(Policy.Rule.dismiss, "recorded under policy v\(d.policyVersion), v\(policy.version) was in force", nil)
                 }
                 decided = Policy.Rule.dismiss
             case .held(let h):
-                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at, rules: rules)
+                try Policy.judgeChange(.hold, on: state, device: device, deviceId: event.device ?? "",
+                                       proof: level, policy: policy, now: event.at, rules: rules)
                 guard h.until > event.at else { throw fail("action.hold", "held until a time not after the hold", .invalidInput) }
             case .edited(let e):
-                try Policy.judgeChange(on: state, device: device, deviceId: event.device ?? "", now: event.at, rules: rules)
+                try Policy.judgeChange(.edit, on: state, device: device, deviceId: event.device ?? "",
+                                       proof: level, policy: policy, now: event.at, rules: rules)
                 guard EventCodec.contentHash(of: e.preview) == e.contentHash else {
                     throw fail("content_hash", "the content hash is not the edited preview's", .integrityFailure)
                 }
                 guard e.preview != state.proposal.preview else { throw fail("action.edit", "the edit changes nothing", .invalidInput) }
+            case .tapRefused(let t):
+                // Authenticated (the device's key in force signed it), and a refusal the
+                // policy gives that signed step on the action as it stood.
+                try RecordedRefusal.check(event, t, device: device, storeId: try reader.storeId(), rp: rp)
+                let code = RecordedRefusal.rejudge(event, t, state: state, device: device, policy: policy, rules: rules)
+                guard code?.rawValue == t.code else {
+                    throw fail("tap.refused", "recorded as refused \(t.code); the policy gives "
+                        + (code.map { "\($0.rawValue)" } ?? "no refusal") + " for that \(t.step.rawValue)", nil)
+                }
             case .executed, .failed:
                 guard state.status == .approved || state.status == .autoShipped else {
                     throw fail("action.outcome", "an outcome for an action that is \(state.status.rawValue)", .notApproved)
@@ -271,9 +267,9 @@ public struct DecisionReplay {
                 throw fail("event.type", "not an action event", .corruptEvent)
             }
             // The policy's device checks passed: a keyed device's event must carry its proof.
-            if let device {
+            if let device, event.type != .tapRefused {
                 if storeId == nil { storeId = .some(try reader.storeId()) }
-                do { try RecordedProof.check(event, device: device, storeId: storeId ?? nil) } catch let e as LedgerError {
+                do { try RecordedProof.check(event, device: device, storeId: storeId ?? nil, rp: rp) } catch let e as LedgerError {
                     throw fail("proof", e.message, e.code)
                 }
                 if let p = event.payload.proof, p.contentHash != state.contentHash {
@@ -291,12 +287,13 @@ public struct DecisionReplay {
     /// A tap the engine would have counted: accepted (not a duplicate), on the action's
     /// content, under the policy version in force; returns the rule and stakes it decides.
     @discardableResult
-    private func judgeTap(_ step: TapStep, _ content: Digest, _ version: UInt32, userVerified: Bool, _ rules: UInt32,
+    private func judgeTap(_ step: TapStep, _ content: Digest, _ version: UInt32, userVerified: Bool, _ level: ProofLevel,
+                          _ rules: UInt32,
                           _ state: ActionState,
                           _ device: DeviceState?, _ event: Event,
                           _ fail: (String, String, LedgerError.Code?) -> Mismatch) throws -> (String, Stakes) {
         let verdict = try Policy.judgeTap(step, on: state, device: device, deviceId: event.device ?? "", seenContent: content,
-                                          userVerified: userVerified, policy: policy, now: event.at, rules: rules)
+                                          userVerified: userVerified, proof: level, policy: policy, now: event.at, rules: rules)
         guard case .accept(let rule, let stakes) = verdict else {
             throw fail(Policy.Rule.path(Policy.requirements(of: state.proposal, under: policy, rules: rules).stakes),
                        "a \(step.rawValue) already counted on this content: the engine records duplicates as nothing", nil)

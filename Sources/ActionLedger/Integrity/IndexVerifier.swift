@@ -37,6 +37,9 @@ struct IndexVerifier {
         // Per org and per person (bounded by the people, not the log): rules version 2's records.
         var orgPolicies: [String: UInt64] = [:]
         var personOrgs: [String: String] = [:]
+        // Each device's latest recorded-refusal minute and its count (bounded by the devices).
+        var refusals: [String: (minute: Int64, count: UInt32)] = [:]
+        var lastRelyingParty: UInt64?
         try reader.forEachRaw { seq, v in
             let f = try fields(seq, v)
             if let a = f.actionId { try requireEntry(dbs.actionSeqs, Keys.composite(a, seq), seq) }
@@ -49,6 +52,12 @@ struct IndexVerifier {
                 orgPolicies[f.org] = seq
             }
             if f.type == .deviceLinked || f.type == .actionProposed, personOrgs[f.person] == nil { personOrgs[f.person] = f.org }
+            if f.type == .storeRelyingParty { lastRelyingParty = seq }
+            if f.type == .tapRefused, let d = f.actingDevice {
+                let last = refusals[d]
+                refusals[d] = (f.at.minute, last.map { $0.minute == f.at.minute ? $0.count + 1 : 1 } ?? 1)
+                return true  // a recorded refusal's command id is not registered
+            }
             let key = Array(f.commandId.utf8)
             let range = try dbs.commands.withValue(reader.txn, key: key) { b in
                 b.count == 12 ? (Keys.readU64(b), UInt64(UInt32(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))) : nil
@@ -66,6 +75,33 @@ struct IndexVerifier {
                 + (lastPolicy.map { "seq \($0)" } ?? "none"))
         }
         if try MetaLayout.isCurrent(dbs, reader.txn) { try checkOrgRecords(orgPolicies, personOrgs) }
+        try checkRefusalRecords(refusals)
+        let rp = try dbs.meta.withValue(reader.txn, key: MetaKey.relyingParty) { $0.count == 8 ? Keys.readU64($0) : 0 }
+        guard rp == lastRelyingParty else {
+            throw Self.failure(dbs.meta, MetaKey.relyingParty, lastRelyingParty, "index_mismatch", "points to "
+                + (rp.map { "seq \($0)" } ?? "nothing") + "; the last store.relying_party is " + (lastRelyingParty.map { "seq \($0)" } ?? "none"))
+        }
+    }
+
+    /// `refusals/DEVICE` in `meta` (the rate limit of recorded refusals) is exactly what the
+    /// log implies: each device's latest `tap.refused` minute and its count; none more.
+    private func checkRefusalRecords(_ refusals: [String: (minute: Int64, count: UInt32)]) throws {
+        for (device, expected) in refusals {
+            let stored = try reader.refusals(device: device)
+            guard let stored, stored == expected else {
+                throw Self.failure(dbs.meta, MetaKey.refusals(device), nil, stored == nil ? "index_missing" : "index_mismatch",
+                                   "does not hold \(expected.count) refusal(s) in minute \(expected.minute)")
+            }
+        }
+        let start = Array("refusals/".utf8)
+        try dbs.meta.scan(reader.txn, from: start) { k, _ in
+            guard k.starts(with: start) else { return false }
+            let id = String(decoding: k[start.count...], as: UTF8.self)
+            guard refusals[id] != nil else {
+                throw Self.failure(dbs.meta, Array(k), nil, "index_mismatch", "names \(id), which no tap.refused implies")
+            }
+            return true
+        }
     }
 
     /// `policy/ORG` and `person/P` in `meta` are exactly what the log implies: each org's
@@ -125,7 +161,8 @@ struct IndexVerifier {
                     + "\(owner ?? f.actionId ?? "no action or device")")
             }
             let first: EventType = actions ? .actionProposed : .deviceLinked
-            guard (f.type == first) == starts, actions || f.type == .deviceLinked || f.type == .deviceRevoked else {
+            guard (f.type == first) == starts,
+                  actions || f.type == .deviceLinked || f.type == .deviceRevoked || f.type == .deviceKeyRotated else {
                 throw Self.failure(index, key, seq, "index_mismatch", starts
                     ? "starts its stream with seq \(seq), a \(f.type.name), not a \(first.name)"
                     : "points to seq \(seq), a second \(first.name)")
@@ -239,6 +276,8 @@ struct IndexedFields {
     let org: String
     let actionId: String?
     let device: String?
+    /// The envelope's device: the one that acted.
+    let actingDevice: String?
 
     init(_ bytes: UnsafeRawBufferPointer) throws {
         var r = BinaryReader(bytes)
@@ -250,11 +289,11 @@ struct IndexedFields {
         seq = try r.fixed64()
         at = try r.timestamp()
         _ = try r.string()  // actor
-        _ = try r.optional { try $0.string() }  // the device that acted
+        actingDevice = try r.optional { try $0.string() }
         commandId = try r.string()
         org = try r.string()
         person = try r.string()
         actionId = try r.optional { try $0.string() }
-        device = type == .deviceLinked || type == .deviceRevoked ? try r.string() : nil
+        device = type == .deviceLinked || type == .deviceRevoked || type == .deviceKeyRotated ? try r.string() : nil
     }
 }

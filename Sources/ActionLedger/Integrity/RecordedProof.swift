@@ -23,7 +23,7 @@ enum RecordedProof {
 
     /// Checks `event`'s proof against `device` as it stood at the event.
     /// - throws: `proof_required`, `bad_proof` naming what does not hold.
-    static func check(_ event: Event, device: DeviceState, storeId: Digest?) throws {
+    static func check(_ event: Event, device: DeviceState, storeId: Digest?, rp: RelyingParty?) throws {
         let proof = event.payload.proof
         guard let key = device.key else {
             if proof != nil { throw bad("device \(device.device) has no key, yet the event carries a proof", "key") }
@@ -37,7 +37,7 @@ enum RecordedProof {
             throw bad("signed with key \(proof.keyFingerprint.hex.prefix(16))…, device \(device.device)'s key is "
                 + "\(key.fingerprint.hex.prefix(16))…", "key")
         }
-        guard proof.level == (key.protection == .userVerification ? .signedUV : .signed) else {
+        if proof.webauthn == nil, proof.level != (key.protection == .userVerification ? .signedUV : .signed) {
             throw bad("proof level \(proof.level.rawValue) for a key declared \(key.protection.rawValue)", "level")
         }
         if case .approved(let a) = event.payload, proof.level == .signedUV, !a.userVerified {
@@ -47,11 +47,22 @@ enum RecordedProof {
         guard age <= ProofGate.maxAge, -age <= ProofGate.maxAhead else {
             throw bad("claimed time \(proof.claimedAt.iso8601) lies outside the window of the engine's \(event.at.iso8601)", "claimed_at")
         }
-        guard let storeId, let statement = statement(event, proof, storeId: storeId),
-              key.verifies(proof.signature, over: statement.bytes) else {
-            throw bad("the signature does not verify with device \(device.device)'s key over the statement the event rebuilds",
-                      "signature")
+        guard let storeId, let statement = statement(event, proof, storeId: storeId) else {
+            throw bad("no statement to rebuild", "statement")
         }
+        try verify(proof, key: key, statement: statement.bytes, rp: rp, device.device)
+    }
+
+    /// The signature verifies over `statement` (a webauthn assertion against the relying
+    /// party in force), proving exactly the level recorded.
+    static func verify(_ proof: SignedProof, key: DeviceKey, statement: [UInt8], rp: RelyingParty?, _ device: String) throws {
+        let level: ProofLevel
+        do {
+            level = try key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: statement, rp: rp)
+        } catch let e as LedgerError {
+            throw bad("\(e.message) (device \(device)'s key, the statement the event rebuilds)", e.problem)
+        }
+        guard level == proof.level else { throw bad("recorded at level \(proof.level.rawValue), the proof gives \(level.rawValue)", "level") }
     }
 
     static func bad(_ message: String, _ problem: String) -> LedgerError {
@@ -77,6 +88,7 @@ extension Payload {
 /// event against the key in force for its device at its seq.
 struct ProofScan {
     private var storeId: Digest?
+    private var rp: RelyingParty?
     private var devices: [String: DeviceState] = [:]
     private(set) var checked = 0
 
@@ -97,16 +109,25 @@ struct ProofScan {
                                                    platform: link.platform, linkedAt: event.at, revokedAt: nil, key: link.key)
             case .deviceRevoked(let r):
                 devices[r.device]?.revokedAt = event.at
+            case .deviceKeyRotated(let k):
+                try DeviceRotation.check(recorded: k, in: event, devices: { devices[$0] }, storeId: storeId)
+                devices[k.device]?.apply(k)
+                checked += 1
+            case .tapRefused(let t):
+                try RecordedRefusal.check(event, t, device: event.device.flatMap { devices[$0] }, storeId: storeId, rp: rp)
+                checked += 1
+            case .relyingParty(let r):
+                rp = r
             default:
                 guard let id = event.device, let device = devices[id], event.payload.proof != nil || device.key != nil,
                       RecordedProof.statement(event, event.payload.proof ?? Self.none, storeId: .zero) != nil else { return }
-                try RecordedProof.check(event, device: device, storeId: storeId)
+                try RecordedProof.check(event, device: device, storeId: storeId, rp: rp)
                 checked += 1
             }
         } catch let e as LedgerError {
             var details: JSONObject = ["seq": .number(Double(event.seq)), "problem": e.details["problem"] ?? .string(e.code.rawValue)]
             details["proof_code"] = .string(e.code.rawValue)
-            details["field"] = .string(event.type == .deviceLinked ? "data.key" : "data.proof")
+            details["field"] = .string(event.type == .deviceLinked || event.type == .deviceKeyRotated ? "data.key" : "data.proof")
             throw LedgerError(.integrityFailure, "seq \(event.seq) (\(event.type.name)): \(e.message)", details: details)
         }
     }

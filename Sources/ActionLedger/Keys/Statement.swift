@@ -79,6 +79,20 @@ public enum Statement {
         ])
     }
 
+    /// The first line of a key rotation statement.
+    public static let rotationDomain = "actionledger-rotate-v1"
+
+    /// The statement a keyed device of the person signs to put `key` in force for `device`
+    /// in place of the key `previous` (Specs/statements.md §3.1).
+    public static func rotation(storeId: Digest, org: String, person: String, device: String, platform: Platform,
+                                key: DeviceKey, previous: Digest, signedBy: String) -> [UInt8] {
+        render(rotationDomain, [
+            ("store", storeId.hex), ("org", org), ("person", person), ("device", device), ("platform", platform.rawValue),
+            ("key", key.fingerprint.hex), ("key_protection", key.protection.rawValue), ("previous_key", previous.hex),
+            ("signed_by", signedBy),
+        ])
+    }
+
     static func render(_ domain: String, _ lines: [(name: String, value: String)]) -> [UInt8] {
         var out = Array(domain.utf8)
         out.append(0x0A)

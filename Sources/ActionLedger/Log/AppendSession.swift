@@ -129,6 +129,16 @@ final class AppendSession {
             try bindPerson(event)
         case .deviceRevoked(let d):
             try dbs.deviceSeqs.put(txn, key: Keys.composite(d.device, event.seq), value: empty)
+        case .deviceKeyRotated(let k):
+            try dbs.deviceSeqs.put(txn, key: Keys.composite(k.device, event.seq), value: empty)
+        case .relyingParty:
+            try dbs.meta.put(txn, key: MetaKey.relyingParty, value: Keys.u64(event.seq))
+        case .tapRefused:
+            // The rate limit's count of the device's recorded refusals in this minute.
+            guard let device = event.device else { break }
+            let last = try reader.refusals(device: device)
+            let count = last.map { $0.minute == event.at.minute ? $0.count + 1 : 1 } ?? 1
+            try dbs.meta.put(txn, key: MetaKey.refusals(device), value: LogReader.refusalRecord(minute: event.at.minute, count: count))
         case .policySet:
             try dbs.meta.put(txn, key: MetaKey.policy, value: Keys.u64(event.seq))
             try dbs.meta.put(txn, key: MetaKey.policy(org: event.org), value: Keys.u64(event.seq))

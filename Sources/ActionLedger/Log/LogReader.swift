@@ -164,17 +164,19 @@ public struct LogReader {
         var state: DeviceState?
         for seq in try seqs(in: dbs.deviceSeqs, of: deviceId) {
             let e = try indexed(dbs.deviceSeqs, deviceId, seq).event
-            // Only the device's own link (first) and revocation may stand in its stream.
+            // Only the device's own link (first), key rotations and revocation may stand in its stream.
             switch e.payload {
             case .deviceLinked(let d) where d.device == deviceId && state == nil:
                 state = DeviceState(device: d.device, person: e.person, org: e.org, label: d.label,
                                     platform: d.platform, linkedAt: e.at, revokedAt: nil, key: d.key)
             case .deviceRevoked(let d) where d.device == deviceId && state != nil:
                 state?.revokedAt = e.at
+            case .deviceKeyRotated(let k) where k.device == deviceId && state != nil:
+                state?.apply(k)
             default:
                 throw Self.disagreement(dbs.deviceSeqs, deviceId, seq, e, state == nil
                     ? "not the device.linked of device \(deviceId) its stream starts with"
-                    : "not a device.revoked of device \(deviceId)")
+                    : "not a device.revoked or device.key_rotated of device \(deviceId)")
             }
         }
         return state

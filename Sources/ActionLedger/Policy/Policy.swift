@@ -98,8 +98,10 @@ public enum Policy {
     ///     `stale_content` (the creator approves exactly what ships).
     /// - throws: ``LedgerError`` naming exactly what is missing or wrong.
     ///   - rules: the rules version judging it (replay passes the one the event recorded).
+    ///   - proof: the level the tap is proven at (``ProofLevel/of(_:userVerified:)``),
+    ///     checked against the policy's `proofs` once the step is next (`proof.required`).
     public static func judgeTap(_ step: TapStep, on state: ActionState, device: DeviceState?, deviceId: String,
-                                seenContent: Digest?, userVerified: Bool, policy: PolicyDocument,
+                                seenContent: Digest?, userVerified: Bool, proof: ProofLevel, policy: PolicyDocument,
                                 now: Timestamp, rules: UInt32 = rulesVersion) throws -> TapVerdict {
         try checkActionable(state, device: device, deviceId: deviceId, now: now, rules: rules)
         if let seenContent, seenContent != state.contentHash {
@@ -115,6 +117,7 @@ public enum Policy {
         }
         if position < done { return .duplicate }
         if position > done { throw tapsRequired(state, path[done], "\(step.rawValue) needs \(path[done].rawValue) first") }
+        try requireProof(Statement.Step(step), at: stakes, level: proof, on: state, policy: policy, deviceId: deviceId)
         if step == .approve, uvRequired, !userVerified {
             throw LedgerError(.userVerificationRequired,
                               "approving \(stakes.rawValue)-stakes action \(state.actionId) needs user verification "
@@ -124,10 +127,14 @@ public enum Policy {
         return .accept(rule: Rule.path(stakes), stakes: stakes)
     }
 
-    /// Checks a dismissal, hold or edit: the same device and decision rules as a tap.
-    public static func judgeChange(on state: ActionState, device: DeviceState?, deviceId: String, now: Timestamp,
+    /// Checks a dismissal, hold or edit (`step`): the same device and decision rules as a
+    /// tap, then the proof the policy requires of it at the action's effective stakes.
+    public static func judgeChange(_ step: Statement.Step, on state: ActionState, device: DeviceState?, deviceId: String,
+                                   proof: ProofLevel, policy: PolicyDocument, now: Timestamp,
                                    rules: UInt32 = rulesVersion) throws {
         try checkActionable(state, device: device, deviceId: deviceId, now: now, rules: rules)
+        let stakes = requirements(of: state.proposal, under: policy, rules: rules).stakes
+        try requireProof(step, at: stakes, level: proof, on: state, policy: policy, deviceId: deviceId)
     }
 
     /// Whether a new proposal ships by itself, and by which rule; nil means it waits.

@@ -9,13 +9,17 @@ public struct PolicyDocument: Sendable, Equatable {
     public var userVerification: [Stakes]
     /// Raises stakes for matching actions; never lowers them below the proposer's.
     public var raise: [StakesRaise]
+    /// What each step requires as proof, per effective stakes (`policy.set` schema 2);
+    /// empty, as in every document written before it: `none` everywhere.
+    public var proofs: ProofRequirements
 
     public init(version: UInt32 = 0, autoShip: AutoShipSettings = AutoShipSettings(),
-                userVerification: [Stakes] = [.high], raise: [StakesRaise] = []) {
+                userVerification: [Stakes] = [.high], raise: [StakesRaise] = [], proofs: ProofRequirements = ProofRequirements()) {
         self.version = version
         self.autoShip = autoShip
         self.userVerification = userVerification
         self.raise = raise
+        self.proofs = proofs
     }
 
     /// The built-in policy (version 0).

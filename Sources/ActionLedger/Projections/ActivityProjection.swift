@@ -35,6 +35,9 @@ public struct ActivityProjection: Projection {
         case .expired: "expired"
         case .deviceLinked(let d): "linked \(d.device) (\(d.label), \(d.platform.rawValue))"
         case .deviceRevoked(let d): "revoked \(d.device): \(d.reason)"
+        case .deviceKeyRotated(let k): "rotated \(k.device)'s key"
+        case .tapRefused(let t): "refused \(t.step.rawValue): \(t.code)"
+        case .relyingParty(let rp): "set relying party \(rp.rpId)"
         case .policySet(let p): "set policy v\(p.version)"
         case .storeCreated(let c): "created the store" + (c.testClock ? " (test clock)" : "") + (c.demo ? " (demo)" : "")
         case .tokenIssued(let t): "issued token \(t.tokenId) (\(t.scope.rawValue))"

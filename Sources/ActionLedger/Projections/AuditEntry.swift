@@ -40,6 +40,7 @@ public struct AuditEntry: Sendable, Equatable {
         switch event.payload {
         case .deviceLinked(let d): d.device
         case .deviceRevoked(let d): d.device
+        case .deviceKeyRotated(let k): k.device
         default: event.device
         }
     }
@@ -84,6 +85,9 @@ public struct AuditEntry: Sendable, Equatable {
             detail = "\(d.label) (\(d.platform.rawValue))"
         case .deviceRevoked(let d):
             detail = d.reason
+        case .deviceKeyRotated: break
+        case .tapRefused(let t): detail = "\(t.step.rawValue) refused: \(t.code)"
+        case .relyingParty(let rp): detail = rp.rpId
         case .policySet(let p):
             policyVersion = p.version
         case .storeCreated(let c):

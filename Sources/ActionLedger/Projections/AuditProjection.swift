@@ -44,7 +44,7 @@ public struct AuditProjection: Projection {
         let at = v.at, seq = v.seq
         try store.post(Self.byActor, v[v.actor], at: at, seq: seq)
         switch v.type {
-        case .deviceLinked, .deviceRevoked: try store.post(Self.byDevice, v[try v.payloadString()], at: at, seq: seq)
+        case .deviceLinked, .deviceRevoked, .deviceKeyRotated: try store.post(Self.byDevice, v[try v.payloadString()], at: at, seq: seq)
         default: if let d = v.device { try store.post(Self.byDevice, v[d], at: at, seq: seq) }
         }
         try store.post(Self.byTime, EmptyCollection(), at: at, seq: seq)

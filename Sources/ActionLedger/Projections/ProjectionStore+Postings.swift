@@ -1,3 +1,5 @@
+import Foundation
+
 /// Posting lists: for each (family, id), the (time, seq) pointers of the events filed
 /// under it, in order. They are what the audit and activity listings read; the rows
 /// themselves are rendered from the log by seq when queried, so nothing here copies an event.
@@ -87,7 +89,7 @@ extension ProjectionStore {
         guard !pendingPostings.isEmpty, let postingDatabase else { return }
         let cursor = try Cursor(txn, postingDatabase)
         defer { cursor.close() }
-        for key in pendingPostings.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+        for key in pendingPostings.keys.sorted(by: { bytesPrecede($0.bytes, $1.bytes) }) {
             do {
                 try key.bytes.withUnsafeBytes { k in
                     try pendingPostings[key]!.withUnsafeBytes { try cursor.putDuplicates(key: k, items: $0, size: 16, flags: .appendDuplicate) }
@@ -151,4 +153,16 @@ struct ListKey: Hashable {
     init(_ b: UnsafeRawBufferPointer) { bytes = Array(b) }
     func hash(into h: inout Hasher) { bytes.withUnsafeBytes { h.combine(bytes: $0) } }
     static func == (a: ListKey, b: ListKey) -> Bool { a.bytes == b.bytes }
+}
+
+/// LMDB's key order (memcmp, then length), without the generic element-by-element walk of
+/// `lexicographicallyPrecedes`.
+func bytesPrecede(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    a.withUnsafeBytes { x in
+        b.withUnsafeBytes { y in
+            let n = min(x.count, y.count)
+            let c = n == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, n)
+            return c != 0 ? c < 0 : x.count < y.count
+        }
+    }
 }

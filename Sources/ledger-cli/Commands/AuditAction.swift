@@ -16,13 +16,16 @@ struct AuditAction: LedgerSubcommand {
         let ledger = try global.open(write: false)
         let now = try time.resolve(global, ledger)
         let trail = try ledger.query { try $0.auditAction(action, now: now) }
+        let proofs = try ledger.proofSummaries(trail.trail.map(\.seq))
         if global.json {
-            Output.json(trail.json)
+            guard case .object(var o) = trail.json else { return }
+            o["trail"] = AuditPrinter.json(trail.trail, proofs)
+            Output.json(.object(o))
         } else if format.csv {
-            CSV.print(header: AuditEntry.csvHeader, rows: trail.trail.map(\.csvRow))
+            AuditPrinter.csv(trail.trail, proofs)
         } else {
             Human.line("\(trail.actionId): \(trail.state)")
-            for e in trail.trail { Human.line("  " + AuditPrinter.line(e)) }
+            for e in trail.trail { Human.line("  " + AuditPrinter.line(e, proofs[e.seq])) }
         }
     }
 }

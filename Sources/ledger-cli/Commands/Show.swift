@@ -21,7 +21,15 @@ struct Show: LedgerSubcommand {
             throw LedgerError(.unknownAction, "no action \(action)", details: ["action_id": .string(action)])
         }
         if global.json {
-            Output.json(["action": state.json(now: at, policy: policy), "events": .array(events.map(\.json))])
+            // The events keep their own form; each step's proof is listed beside them.
+            let proofs: [JSON] = events.compactMap { e in
+                e.event.proofSummary.map { p in
+                    .object(JSONObject([("seq", .number(Double(e.event.seq))), ("type", .string(e.event.type.name)),
+                                        ("device", e.event.device.map(JSON.string) ?? .null)] + p.jsonMembers))
+                }
+            }
+            Output.json(["action": state.json(now: at, policy: policy), "events": .array(events.map(\.json)),
+                         "proofs": .array(proofs)])
             return
         }
         let p = state.proposal
@@ -32,6 +40,6 @@ struct Show: LedgerSubcommand {
             + "confidence \(p.confidence), state \(state.displayState(now: at)), "
             + (Policy.nextTap(state, under: policy).map { "next tap: \($0.rawValue)" } ?? "no tap needed"))
         Human.line("  trail:")
-        for e in events { Human.line("    " + ResultPrinter.describe(e.event)) }
+        for e in events { Human.line("    " + ResultPrinter.describe(e.event) + ProofColumns.human(e.event.proofSummary)) }
     }
 }

@@ -67,7 +67,8 @@ struct StatementCommand: LedgerSubcommand {
             var fields = JSONObject()
             fields["domain"] = .string(Statement.tapDomain)
             for line in statement.lines { fields[line.name] = .string(line.value) }
-            Output.json(["statement_hex": .string(hex), "sha256": .string(bytes.withUnsafeBytes { Digest.sha256($0) }.hex), "fields": .object(fields)])
+            Output.json(["statement_hex": .string(hex), "sha256": .string(bytes.withUnsafeBytes { Digest.sha256($0) }.hex),
+                         "webauthn_challenge": .string(WebAuthnAssertion.challenge(for: bytes)), "fields": .object(fields)])
         } else {
             print(hex)
         }

@@ -42,7 +42,7 @@ struct Problem: HTTPResponseError {
         case .alreadyDecided, .duplicateAction, .tapsRequired, .userVerificationRequired, .actionExpired, .notApproved,
              .duplicateDevice, .notEmpty: .conflict
         case .staleContent: .preconditionFailed
-        case .projectionStale, .busy, .readOnly, .clockBehind: .serviceUnavailable
+        case .projectionStale, .busy, .readOnly, .clockBehind, .migrationRequired: .serviceUnavailable
         default: .internalServerError
         }
     }

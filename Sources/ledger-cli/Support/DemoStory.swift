@@ -8,6 +8,7 @@ struct DemoStory {
     let quiet: Bool
     var summary = JSONObject()
     private var refusals = 0
+    private var keys = DemoKeys()
 
     init(ledger: Ledger, start: Timestamp, quiet: Bool) {
         self.ledger = ledger
@@ -21,10 +22,17 @@ struct DemoStory {
 
     func clock(_ t: Timestamp) -> String { String(t.iso8601.dropFirst(11).prefix(5)) }
 
+    /// `command` at `minute`, signed when a keyed device makes it.
+    func request(_ command: Command, at minute: Int64, actor: String = "operator") throws -> CommandRequest {
+        let id = CommandRequest.newCommandId()
+        return CommandRequest(command, commandId: id, now: time(minute), actor: actor,
+                              proof: try keys.proof(command, commandId: id, at: time(minute), ledger: ledger))
+    }
+
     @discardableResult
     mutating func run(_ command: Command, at minute: Int64, actor: String = "operator") throws -> CommandResult? {
         do {
-            return try ledger.execute(CommandRequest(command, now: time(minute), actor: actor))
+            return try ledger.execute(try request(command, at: minute, actor: actor))
         } catch let e as LedgerError {
             refusals += 1
             say("   ✗ refused [\(e.code.rawValue)]: \(e.message)")
@@ -35,20 +43,35 @@ struct DemoStory {
     mutating func tap(_ step: TapStep, _ id: String, on device: String, at minute: Int64, verified: Bool = false) throws {
         guard try run(.tap(step, actionId: id, device: device, userVerified: verified), at: minute) != nil else { return }
         let label = device == "quinn-iphone" ? "📱 iPhone" : device == "quinn-laptop" ? "💻 laptop" : device
-        say("   \(clock(time(minute))) \(label): \(step.rawValue) \(id)\(verified ? " (Face ID)" : "")")
+        say("   \(clock(time(minute))) \(label): \(step.rawValue) \(id)\(device == "quinn-iphone" ? " (signed; Face ID)" : "")")
+    }
+
+    /// Links the day's devices: the iPhone's key needs Face ID to sign (Secure Enclave), the
+    /// laptop's and the iPad's are introduced by it; the studio tablet has no key.
+    mutating func linkDevices() throws {
+        for (device, label, platform, protection, introducer) in [
+            ("quinn-iphone", "iPhone 16 · Quinn", Platform.ios, KeyProtection.userVerification, nil as String?),
+            ("quinn-laptop", "Desktop · transquinnftw-MBP", .web, .device, "quinn-iphone"),
+            ("old-ipad", "iPad (2019)", .ios, .device, "quinn-iphone"),
+        ] {
+            let key = try keys.key(for: device, platform, protection: protection, introducer: introducer, ledger: ledger)
+            try run(.linkKeyedDevice(device: device, person: "quinn", org: "quinn-studio", label: label, platform: platform, key: key),
+                    at: 0)
+        }
+        try run(.linkDevice(device: "studio-tablet", person: "quinn", org: "quinn-studio", label: "Studio tablet (shared)",
+                            platform: .web), at: 0)
     }
 
     mutating func run() throws {
         say("☀️  Quinn's day — \(start.iso8601.prefix(10))")
         say("")
-        try run(.linkDevice(device: "quinn-iphone", person: "quinn", org: "quinn-studio", label: "iPhone 16 · Quinn", platform: .ios), at: 0)
-        try run(.linkDevice(device: "quinn-laptop", person: "quinn", org: "quinn-studio",
-                            label: "Desktop · transquinnftw-MBP", platform: .web), at: 0)
-        try run(.linkDevice(device: "old-ipad", person: "quinn", org: "quinn-studio", label: "iPad (2019)", platform: .ios), at: 0)
-        var policy = PolicyDocument(version: 1)
+        try linkDevices()
+        var policy = PolicyDocument(version: 1, proofs: .strict)
         policy.raise = [.init(kind: "send_dm", surface: "x", stakes: .medium)]
         try run(.setPolicy(policy, org: "quinn-studio"), at: 1)
-        say("🔐 Linked iPhone, laptop and an old iPad; policy v1: auto-ship low stakes at ≥ 0.8 confidence, X DMs raised to medium.")
+        say("🔐 Linked iPhone (key behind Face ID), laptop and an old iPad (keys introduced by the iPhone) and an unkeyed")
+        say("   studio tablet; policy v1 (strict): medium and high steps must be signed, the high approve proven by")
+        say("   user verification; auto-ship low stakes at ≥ 0.8 confidence, X DMs raised to medium.")
         say("")
 
         say("🤖 Sasha (OnlyFans) and Mia (X) draft through the day:")
@@ -68,8 +91,11 @@ struct DemoStory {
         try tap(.review, "of-03", on: "quinn-iphone", at: 70)
         try tap(.confirm, "of-03", on: "quinn-iphone", at: 71)
         try tap(.approve, "of-03", on: "quinn-laptop", at: 72)
-        try tap(.approve, "of-03", on: "quinn-laptop", at: 73, verified: true)
-        say("   → the $24.99 PPV is high stakes: three taps, and the approval needs Face ID.")
+        try tap(.approve, "of-03", on: "studio-tablet", at: 72, verified: true)
+        try tap(.approve, "of-03", on: "quinn-iphone", at: 73)
+        say("   → the $24.99 PPV is high stakes: three taps, and the approval must be proven by Face ID: the laptop's")
+        say("     signature (no user verification; recorded as tap.refused) and the tablet's unsigned \"verified\" claim")
+        say("     are refused; the iPhone's Face ID-bound signature approves it.")
         say("")
 
         say("✏️  An edit voids a review:")
@@ -94,12 +120,13 @@ struct DemoStory {
             say("   \(clock(time(230))) 🔐 revoked old-ipad (left at the studio)")
         }
         try tap(.approve, "x-04", on: "old-ipad", at: 240)
+        say("   → the iPad's signature is valid but the device is revoked: refused, and recorded for the audit.")
         say("")
 
         say("⚡ Phone and laptop race to approve the same reply:")
         let race = try ledger.execute(group: [
-            CommandRequest(.tap(.approve, actionId: "x-15", device: "quinn-iphone"), now: time(300)),
-            CommandRequest(.tap(.approve, actionId: "x-15", device: "quinn-laptop"), now: time(300)),
+            try request(.tap(.approve, actionId: "x-15", device: "quinn-iphone"), at: 300),
+            try request(.tap(.approve, actionId: "x-15", device: "quinn-laptop"), at: 300),
         ])
         for r in race {
             switch r {
@@ -142,6 +169,10 @@ struct DemoStory {
         say("   Auto-shipped (last 24h): \(feed.autoShipped.count) — "
             + feed.autoShipped.byKind.map { "\($0.count) \($0.kind)" }.joined(separator: ", "))
         say("")
+        let proofs = try ledger.proofReport(in: .all)
+        summary["decisions_by_proof_level"] = .object(JSONObject(ProofLevel.allCases.map { ($0.rawValue, .number(Double(proofs.byLevel[$0] ?? 0))) }))
+        say("🔏 Decisions by proof: " + ProofLevel.allCases.map { "\($0.rawValue) \(proofs.byLevel[$0] ?? 0)" }.joined(separator: ", ")
+            + "; \(proofs.unproven.count) rest on assertions only (ledger audit proofs). The demo's device keys lived only in this run.")
         say("📒 \(head.seq) events recorded; \(pending) actions still pending (held ones included); \(refusals) taps refused by policy.")
         say("   Chain head \(head.hash.hex.prefix(16))…  Try: ledger show of-05, ledger audit action of-03, ledger verify")
     }

@@ -69,7 +69,7 @@ enum CSV {
 
 /// Text and CSV forms of audit entries.
 enum AuditPrinter {
-    static func line(_ e: AuditEntry) -> String {
+    static func line(_ e: AuditEntry, _ proof: ProofSummary?) -> String {
         var s = "#\(e.seq) \(e.at.iso8601) \(e.type.name)"
         if let a = e.actionId { s += " \(a)" }
         s += " by \(e.actor)"
@@ -80,16 +80,29 @@ enum AuditPrinter {
         if let sp = e.specialist, let surface = e.surface { s += " [\(sp.name) · \(surface)]" }
         if let u = e.until { s += " until \(u.iso8601)" }
         if let d = e.detail, !d.isEmpty { s += ": \(d)" }
-        return s
+        return s + ProofColumns.human(proof)
     }
 
-    static func print(_ listing: AuditListing, global: GlobalOptions, csv: Bool) {
+    /// Entries as JSON items or CSV rows, each with its step's proof (``ProofColumns``).
+    static func json(_ entries: [AuditEntry], _ proofs: [UInt64: ProofSummary]) -> JSON {
+        .array(entries.map { ProofColumns.with($0.json, proofs[$0.seq]) })
+    }
+
+    static func csv(_ entries: [AuditEntry], _ proofs: [UInt64: ProofSummary]) {
+        CSV.print(header: AuditEntry.csvHeader + ProofColumns.csvHeader,
+                  rows: entries.map { $0.csvRow + ProofColumns.csv(proofs[$0.seq]) })
+    }
+
+    static func print(_ listing: AuditListing, ledger: Ledger, global: GlobalOptions, csv: Bool) throws {
+        let proofs = try ledger.proofSummaries(listing.entries.map(\.seq))
         if global.json {
-            Output.json(listing.json)
+            guard case .object(var o) = listing.json else { return }
+            o["items"] = json(listing.entries, proofs)
+            Output.json(.object(o))
         } else if csv {
-            CSV.print(header: AuditEntry.csvHeader, rows: listing.entries.map(\.csvRow))
+            self.csv(listing.entries, proofs)
         } else {
-            for e in listing.entries { Human.line(line(e)) }
+            for e in listing.entries { Human.line(line(e, proofs[e.seq])) }
             if let t = listing.nextPageToken { Human.line("… more: --page-token \(t)") }
         }
     }
@@ -117,6 +130,6 @@ struct AuditListingOptions: ParsableArguments {
         }
         let w = try window.window(now: try time.resolve(global, ledger), defaultSince: defaultSince)
         let listing = try ledger.query { try $0.audit(index, in: w, limit: limit, pageToken: pageToken) }
-        AuditPrinter.print(listing, global: global, csv: format.csv)
+        try AuditPrinter.print(listing, ledger: ledger, global: global, csv: format.csv)
     }
 }

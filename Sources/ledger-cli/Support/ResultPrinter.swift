@@ -34,6 +34,11 @@ enum ResultPrinter {
         case .held(let h): s += " until \(h.until.iso8601)"
         case .deviceLinked(let d): s += ": \(d.device) \"\(d.label)\" (\(d.platform.rawValue)) for \(e.person)"
         case .deviceRevoked(let d): s += ": \(d.device)\(d.reason.isEmpty ? "" : " (\(d.reason))")"
+        case .deviceKeyRotated(let k):
+            s += ": \(k.device) key \(k.key.fingerprint.hex.prefix(16))… in place of \(k.previousFingerprint.hex.prefix(16))…"
+                + " (signed by \(k.key.introducer ?? "?"))"
+        case .tapRefused(let t): s += ": \(t.step.rawValue) refused (\(t.code)), signed \(t.proof.level.rawValue)"
+        case .relyingParty(let rp): s += ": rp \(rp.rpId), origins \(rp.origins.joined(separator: " "))"
         case .policySet(let p): s += ": version \(p.version)"
         default: break
         }

@@ -106,7 +106,14 @@ import Testing
         let out = try ledger("demo")
         #expect(out.status == 0)
         #expect(out.stdout.contains("device_revoked") && out.stdout.contains("already_decided"))
-        #expect(out.stdout.contains("user_verification_required") && out.stdout.contains("taps_required"))
+        #expect(out.stdout.contains("proof_required") && out.stdout.contains("taps_required"))
+        // Keyed devices under the strict policy: the high approve proven by user verification
+        // (signed_uv), an unsigned one refused, authenticated refusals recorded.
+        #expect(out.stdout.contains("unsigned (user verification only asserted)") && out.stdout.contains("recorded as tap.refused"))
+        let proofs = try JSONParser.parse(try ledger("audit", "proofs", "--json").stdout)
+        guard case .number(let uv)? = proofs["by_level"]?["signed_uv"] else { Issue.record("no proof counts"); return }
+        #expect(uv >= 1 && proofs["by_level"]?["asserted"] == 0)
+        #expect(try ledger("verify", "--deep").status == 0)
         let show = try JSONParser.parse(try ledger("show", "of-05", "--json").stdout)
         guard case .array(let events)? = show["events"] else { Issue.record("no events"); return }
         #expect(events.contains { $0["type"] == .string("action.edited") })

@@ -50,3 +50,15 @@ func keyedStore(stakes: Stakes = .medium) throws -> TempLedger {
     try t.ledger.run(.propose(proposal("a1", stakes: stakes)))
     return t
 }
+
+extension TempLedger {
+    /// Exports the store to a new file in its directory and runs Specs/tools/verify_export.py
+    /// on it: the file's path and the verifier's output.
+    func exportAndVerifyIndependently() throws -> (path: String, python: LedgerProcess.Output) {
+        let path = directory.appendingPathComponent("export-\(UUID().uuidString).jsonl").path
+        var bytes: [UInt8] = []
+        try ledger.exportJSONL { bytes += $0 }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return (path, try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path]))
+    }
+}

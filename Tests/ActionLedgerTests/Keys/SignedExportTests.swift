@@ -6,13 +6,16 @@ import Testing
 @Suite struct SignedExportTests {
     static let examples = EventJSONTests.examples.deletingLastPathComponent().appendingPathComponent("signed-events.jsonl")
 
-    /// A high-stakes path signed from two devices (one introduced by the other), a signed
-    /// hold, edit and dismissal.
+    /// Under the strict policy (Specs/policies/strict.json, a `policy.set` schema 2): a
+    /// high-stakes path signed from two devices (one introduced by the other), a signed
+    /// hold, edit and dismissal, a recorded refusal, a key rotation vouched for by the other
+    /// device, a relying party and a WebAuthn-signed approval.
     static func signedStore() throws -> TempLedger {
         let t = try keyedStore(stakes: .high)
         let phone = TestDeviceKey(), laptop = TestDeviceKey()
         try t.ledger.linkKeyed("iphone", phone, protection: .userVerification)
         try t.ledger.linkKeyed("laptop", laptop, platform: .cli, introducer: ("iphone", phone))
+        try t.ledger.run(.setPolicy(try ProofPolicyTests.strict(), org: "quinn-co"))
         try t.ledger.signed(.tap(.review, actionId: "a1", device: "laptop"), laptop)
         try t.ledger.signed(.hold(actionId: "a1", device: "iphone", until: t0.adding(milliseconds: 60_000)), phone)
         try t.ledger.signed(.edit(actionId: "a1", device: "iphone", text: "Changed"), phone)
@@ -21,6 +24,15 @@ import Testing
         try t.ledger.signed(.tap(.approve, actionId: "a1", device: "iphone"), phone)
         try t.ledger.run(.propose(proposal("a2")))
         try t.ledger.signed(.dismiss(actionId: "a2", device: "laptop", reason: "not now"), laptop)
+        // A signed dismissal of a decided action: refused, and recorded (tap.refused).
+        _ = try? t.ledger.signed(.dismiss(actionId: "a1", device: "iphone", reason: "late"), phone)
+        try t.ledger.rotate("laptop", to: TestDeviceKey(), signer: ("iphone", phone))
+        // A security key introduced by the phone, approving with a WebAuthn assertion (UV).
+        let auth = SoftwareAuthenticator()
+        try t.ledger.run(.setRelyingParty(try RelyingParty(rpId: auth.rpId, origins: [auth.origin])))
+        try t.ledger.linkKeyed("yubikey", auth.key, platform: .web, introducer: ("iphone", phone))
+        try t.ledger.run(.propose(proposal("a3", stakes: .low)))
+        try t.ledger.webauthn(.tap(.approve, actionId: "a3", device: "yubikey"), auth)
         return t
     }
 
@@ -34,32 +46,28 @@ import Testing
             try Self.signedStore().ledger.exportJSONL { bytes += $0 }
             try Data(bytes).write(to: Self.examples)
         }
-        #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 12)
-        #expect(try TempLedger().ledger.importJSONL(path: Self.examples.path).seq == 12)
+        #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 19)
+        #expect(try TempLedger().ledger.importJSONL(path: Self.examples.path).seq == 19)
         let kinds = Set(try String(contentsOf: Self.examples, encoding: .utf8).split(separator: "\n").map { line -> String in
             let e = try JSONParser.parse(String(line))
             guard case .number(let v)? = e["schema_version"] else { return "" }
             return "\(e["type"]!.stringValue)/\(Int(v))"
         })
         for k in ["device.linked/2", "action.reviewed/3", "action.confirmed/3", "action.approved/3", "action.dismissed/3",
-                  "action.held/2", "action.edited/2"] {
+                  "action.held/2", "action.edited/2", "policy.set/2", "device.key_rotated/1", "tap.refused/1"] {
             #expect(kinds.contains(k), "\(k)")
         }
     }
 
     @Test func anExportWithKeysAndProofsVerifiesAndImports() throws {
         let t = try Self.signedStore()
-        let path = t.directory.appendingPathComponent("e.jsonl").path
-        var bytes: [UInt8] = []
-        try t.ledger.exportJSONL { bytes += $0 }
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let r = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
-        #expect(r.status == 0 && r.stdout.hasPrefix("ok 12 "), "\(r.stdout)\(r.stderr)")
-        #expect(try ExportVerifier.verify(path: path).head.seq == 12)
+        let (path, r) = try t.exportAndVerifyIndependently()
+        #expect(r.status == 0 && r.stdout.hasPrefix("ok 19 "), "\(r.stdout)\(r.stderr)")
+        #expect(try ExportVerifier.verify(path: path).head.seq == 19)
         let fresh = try TempLedger()
         let head = try fresh.ledger.importJSONL(path: path)
-        #expect(head.seq == 12)
-        #expect(try fresh.ledger.verifyProofs() == 9)
+        #expect(head.seq == 19)
+        #expect(try fresh.ledger.verifyProofs() == 13)
         #expect(try fresh.ledger.replayDecisions().mismatch == nil)
     }
 
@@ -88,11 +96,7 @@ import Testing
             let e = try requireLedgerError(.integrityFailure, what) { try f.ledger.verifyProofs() }
             #expect(e.details["seq"] == 4, "\(what)")
             #expect(try f.ledger.replayDecisions().mismatch?.seq == 4, "\(what)")
-            let path = f.directory.appendingPathComponent("f.jsonl").path
-            var bytes: [UInt8] = []
-            try f.ledger.exportJSONL { bytes += $0 }
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
-            let r = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, path])
+            let (path, r) = try f.exportAndVerifyIndependently()
             #expect(r.status == 1 && r.stdout.hasPrefix("seq 4: "), "\(what): \(r.stdout)\(r.stderr)")
             let v = try requireLedgerError(.integrityFailure, what) { try ExportVerifier.verify(path: path) }
             #expect(v.details["line"] == 4 && v.details["seq"] == 4, "\(what)")

@@ -19,8 +19,9 @@ import Testing
         // The published scalar is the published key.
         let scalar = Hex.decode(string(doc["test_key"]?["private_scalar_hex"]))!
         #expect(Array(try P256.Signing.PrivateKey(rawRepresentation: scalar).publicKey.derRepresentation) == spki)
-        guard case .array(let taps)? = doc["tap"], case .array(let links)? = doc["link"] else { Issue.record("shape"); return }
-        #expect(taps.count == 7 && links.count == 1)
+        guard case .array(let taps)? = doc["tap"], case .array(let links)? = doc["link"],
+              case .array(let rotations)? = doc["rotation"] else { Issue.record("shape"); return }
+        #expect(taps.count == 7 && links.count == 1 && rotations.count == 1)
         for v in taps {
             let i = v["inputs"]!
             let t = Statement.Tap(storeId: Digest(hex: string(i["store"]))!, org: string(i["org"]), actionId: string(i["action"]),
@@ -30,7 +31,15 @@ import Testing
                                   until: i["until"].map { Timestamp(iso8601: string($0))! }, text: i["text"].map { string($0) },
                                   reason: i["reason"].map { string($0) })
             check(t.bytes, v, key)
+            #expect(WebAuthnAssertion.challenge(for: t.bytes) == string(v["webauthn_challenge"]))
         }
+        let r = rotations[0]["inputs"]!
+        let newKey = try DeviceKey(spki: spki, protection: KeyProtection(rawValue: string(r["key_protection"]))!, trust: .firstUse)
+        #expect(newKey.fingerprint.hex == string(r["key"]))
+        check(Statement.rotation(storeId: Digest(hex: string(r["store"]))!, org: string(r["org"]), person: string(r["person"]),
+                                 device: string(r["device"]), platform: Platform(rawValue: string(r["platform"]))!, key: newKey,
+                                 previous: Digest(hex: string(r["previous_key"]))!, signedBy: string(r["signed_by"])),
+              rotations[0], key)
         let l = links[0]["inputs"]!
         let linkKey = try DeviceKey(spki: spki, protection: KeyProtection(rawValue: string(l["key_protection"]))!, trust: .firstUse)
         #expect(linkKey.fingerprint.hex == string(l["key"]))

@@ -52,7 +52,7 @@ import Testing
 
         let csv = try ledger("audit", "actor", "quinn", "--csv", "--read-only")
         let rows = csv.stdout.split(separator: "\n")
-        #expect(csv.status == 0 && rows.first == Substring(AuditEntry.csvHeader.joined(separator: ",")) && rows.count > 2)
+        #expect(csv.status == 0 && rows.first == Substring((AuditEntry.csvHeader + ["proof_level", "key_fingerprint"]).joined(separator: ",")) && rows.count > 2)
         let activity = try json("activity", "--person", "quinn", "--type", "action.held,action.dismissed", "--read-only")
         #expect(activity["count"] == 2)
         let status = try json("projections", "--read-only")

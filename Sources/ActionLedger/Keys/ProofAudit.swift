@@ -1,0 +1,114 @@
+/// How a recorded tap, dismissal, edit or hold is proven (Specs/statements.md §2.2),
+/// derived from its stored event: no projection keeps it, so the audit output reads it
+/// from the log by seq.
+public struct ProofSummary: Sendable, Equatable {
+    public var level: ProofLevel
+    /// SHA-256 of the signing key's SPKI DER; nil for an unsigned step.
+    public var keyFingerprint: Digest?
+    /// Why `signed_uv` counts as user verification: `declared_key_protection` (a p256 proof
+    /// by a key declared `user-verification`) or `webauthn_uv` (the authenticator's UV flag).
+    public var userVerificationBasis: String?
+
+    public init(level: ProofLevel, keyFingerprint: Digest? = nil, userVerificationBasis: String? = nil) {
+        self.level = level
+        self.keyFingerprint = keyFingerprint
+        self.userVerificationBasis = userVerificationBasis
+    }
+
+    /// The names of ``jsonMembers``, in order.
+    public static let memberNames = ["proof_level", "key_fingerprint", "uv_basis"]
+
+    /// `proof_level`, `key_fingerprint` (null when unsigned), `uv_basis` (null below signed_uv).
+    public var jsonMembers: [(String, JSON)] {
+        [(Self.memberNames[0], .string(level.rawValue)), (Self.memberNames[1], keyFingerprint.map { .string($0.hex) } ?? .null),
+         (Self.memberNames[2], userVerificationBasis.map(JSON.string) ?? .null)]
+    }
+
+    /// `signed_uv, key 1a2b3c4d5e6f7a8b…` or `none`.
+    public var text: String {
+        level.rawValue + (keyFingerprint.map { ", key \($0.hex.prefix(16))…" } ?? "")
+    }
+}
+
+extension Event {
+    /// The proof of a tap, dismissal, edit or hold; nil for events no device makes.
+    public var proofSummary: ProofSummary? {
+        guard let level = payload.proofLevel else { return nil }
+        return ProofSummary(level: level, keyFingerprint: payload.proof?.keyFingerprint,
+                            userVerificationBasis: payload.proof?.userVerificationBasis)
+    }
+}
+
+/// `ledger audit proofs`: the decisions of a window by the proof level of the step that
+/// decided them, and those resting on an assertion only.
+public struct ProofReport: Sendable {
+    /// A decision made by an unproven step (level `none` or `asserted`).
+    public struct Unproven: Sendable, Equatable {
+        public var seq: UInt64
+        public var at: Timestamp
+        public var type: EventType
+        public var actionId: String
+        public var person: String
+        public var device: String?
+        public var level: ProofLevel
+    }
+
+    public var window: TimeWindow
+    /// Approvals and dismissals by the level of their own event.
+    public var byLevel: [ProofLevel: Int] = [:]
+    /// Auto-ships: decided by the policy, no device, no proof.
+    public var autoShipped = 0
+    public var unproven: [Unproven] = []
+
+    public var json: JSON {
+        // All of time has no printable ends: null.
+        ["from": window.from == TimeWindow.all.from ? .null : .string(window.from.iso8601),
+         "to": window.to == TimeWindow.all.to ? .null : .string(window.to.iso8601),
+         "decisions": .number(Double(byLevel.values.reduce(0, +) + autoShipped)),
+         "by_level": .object(JSONObject(ProofLevel.allCases.map { ($0.rawValue, .number(Double(byLevel[$0] ?? 0))) })),
+         "auto_shipped": .number(Double(autoShipped)),
+         "unproven": .array(unproven.map { u in
+             ["seq": .number(Double(u.seq)), "at": .string(u.at.iso8601), "type": .string(u.type.name),
+              "action_id": .string(u.actionId), "person": .string(u.person), "device": u.device.map(JSON.string) ?? .null,
+              "proof_level": .string(u.level.rawValue)]
+         })]
+    }
+}
+
+extension Ledger {
+    /// The proofs of the events at `seqs` that a device made (others are left out), from
+    /// one snapshot of the log.
+    public func proofSummaries(_ seqs: some Sequence<UInt64>) throws -> [UInt64: ProofSummary] {
+        try read { r in
+            var out: [UInt64: ProofSummary] = [:]
+            for seq in seqs { if let p = try r.event(seq)?.event.proofSummary { out[seq] = p } }
+            return out
+        }
+    }
+
+    /// Scans the log (one snapshot) for the decisions recorded in `window`.
+    public func proofReport(in window: TimeWindow) throws -> ProofReport {
+        try read { r in
+            var report = ProofReport(window: window)
+            try r.forEach { stored in
+                let e = stored.event
+                // Engine times never go back along the log: past the window, nothing more is in it.
+                if e.at >= window.to { return false }
+                guard window.contains(e.at) else { return true }
+                switch e.payload {
+                case .autoShipped: report.autoShipped += 1
+                case .approved, .dismissed:
+                    let level = e.payload.proofLevel ?? .none
+                    report.byLevel[level, default: 0] += 1
+                    if level == .none || level == .asserted {
+                        report.unproven.append(.init(seq: e.seq, at: e.at, type: e.type, actionId: e.actionId ?? "",
+                                                     person: e.person, device: e.device, level: level))
+                    }
+                default: break
+                }
+                return true
+            }
+            return report
+        }
+    }
+}

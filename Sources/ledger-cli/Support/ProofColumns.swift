@@ -1,0 +1,23 @@
+import ActionLedger
+
+/// Each step's proof level and key fingerprint beside audit entries, activity items and
+/// show's trail, read from the log by seq (the projections keep no proofs).
+enum ProofColumns {
+    static let csvHeader = ["proof_level", "key_fingerprint"]
+
+    /// `json` (an object) with the proof members appended; null members for events no device made.
+    static func with(_ json: JSON, _ proof: ProofSummary?) -> JSON {
+        guard case .object(var o) = json else { return json }
+        for (k, v) in proof?.jsonMembers ?? ProofSummary.memberNames.map({ ($0, JSON.null) }) { o[k] = v }
+        return .object(o)
+    }
+
+    static func csv(_ proof: ProofSummary?) -> [String] {
+        [proof?.level.rawValue ?? "", proof?.keyFingerprint?.hex ?? ""]
+    }
+
+    /// ` [proof signed, key 1a2b…]`, or nothing for events no device made.
+    static func human(_ proof: ProofSummary?) -> String {
+        proof.map { " [proof \($0.text)]" } ?? ""
+    }
+}

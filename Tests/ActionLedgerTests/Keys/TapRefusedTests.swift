@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// `tap.refused` (Specs/policy.md §7, statements.md §2.3): a refusal whose proof verifies is
+/// recorded, without registering its command id; unauthenticated ones write nothing; a
+/// device's recorded refusals are rate-limited; every checker verifies them offline.
+@Suite struct TapRefusedTests {
+    static func head(_ t: TempLedger) throws -> UInt64 { try t.ledger.read { try $0.head().seq } }
+
+    /// Every offline check accepts the store, and its export verifies independently.
+    static func verifiesEverywhere(_ t: TempLedger) throws {
+        _ = try t.ledger.verify(VerifyOptions(deep: true))
+        _ = try t.ledger.verifyProofs()
+        #expect(try t.ledger.replayDecisions().mismatch == nil)
+        let (path, py) = try t.exportAndVerifyIndependently()
+        #expect(py.status == 0, "\(py.stdout)\(py.stderr)")
+        let fresh = try TempLedger()
+        #expect(try fresh.ledger.importJSONL(path: path).seq == (try head(t)))
+        _ = try fresh.ledger.verify(VerifyOptions(deep: true))
+    }
+
+    @Test func aRevokedDevicesValidSignatureIsRecorded() throws {
+        let t = try keyedStore()
+        let phone = TestDeviceKey()
+        try t.ledger.linkKeyed("iphone", phone)
+        try t.ledger.run(.revokeDevice(device: "iphone", reason: "stolen"))
+        let e = try requireLedgerError(.deviceRevoked) {
+            try t.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone, commandId: "cmd-stolen")
+        }
+        #expect(e.details["recorded_seq"] == 5)
+        let event = try t.ledger.read { try $0.event(5)!.event }
+        guard case .tapRefused(let r) = event.payload else { Issue.record("not recorded: \(event.type)"); return }
+        #expect(r.code == "device_revoked" && r.step == .review && event.device == "iphone" && event.actionId == "a1")
+        #expect(r.statement == (try t.ledger.statement(for: .tap(.review, actionId: "a1", device: "iphone"), commandId: "cmd-stolen",
+                                                       claimedAt: t0).bytes))
+        // Its command id is not registered, and the action is unchanged.
+        #expect(try t.ledger.read { try $0.command("cmd-stolen") } == nil)
+        #expect(try t.ledger.read { try $0.actionState("a1")?.taps.isEmpty } == true)
+        #expect(EventCodec.encode(try Event(json: event.json())) == EventCodec.encode(event))
+        try Self.verifiesEverywhere(t)
+    }
+
+    @Test func aSignedTapThePolicyRefusesIsRecordedAndItsCommandIdStaysFree() throws {
+        let t = try keyedStore()
+        let phone = TestDeviceKey()
+        try t.ledger.linkKeyed("iphone", phone)
+        let approve = Command.tap(.approve, actionId: "a1", device: "iphone")
+        let statement = try t.ledger.statement(for: approve, commandId: "cmd-queued", claimedAt: t0)
+        let proof = ProofInput(claimedAt: t0, signature: try phone.sign(statement.bytes))
+        // An offline queue sends its approve before its review reached the engine.
+        try requireLedgerError(.tapsRequired) { try t.ledger.execute(CommandRequest(approve, commandId: "cmd-queued", now: t0, proof: proof)) }
+        #expect(try Self.head(t) == 4)
+        try t.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone)
+        // The queued approve replays with its id and its proof, and now counts.
+        let r = try t.ledger.execute(CommandRequest(approve, commandId: "cmd-queued", now: t0, proof: proof))
+        #expect(!r.replayed && r.action?.status == .approved)
+        // A stale signature on a decided action: already_decided, recorded too.
+        try requireLedgerError(.alreadyDecided) { try t.ledger.signed(.dismiss(actionId: "a1", device: "iphone", reason: "x"), phone) }
+        #expect(try Self.head(t) == 7)
+        try Self.verifiesEverywhere(t)
+    }
+
+    @Test func unauthenticatedRefusalsWriteNothing() throws {
+        let t = try ProofPolicyTests.strictStore(.high)
+        let phone = TestDeviceKey(), ricos = TestDeviceKey()
+        try t.ledger.linkKeyed("iphone", phone)
+        try t.ledger.linkKeyed("ricos", ricos, person: "rico")
+        try t.ledger.link("tablet")
+        let head = try Self.head(t)
+        let review = Command.tap(.review, actionId: "a1", device: "iphone")
+        try requireLedgerError(.badProof) { try t.ledger.signed(review, TestDeviceKey()) }
+        try requireLedgerError(.badProof) { try t.ledger.signed(review, phone) { $0.actionId = "other" } }
+        try requireLedgerError(.proofRequired) { try t.ledger.run(review) }
+        try requireLedgerError(.proofRequired) { try t.ledger.run(.tap(.review, actionId: "a1", device: "tablet")) }
+        try requireLedgerError(.deviceNotOwned) { try t.ledger.signed(.tap(.review, actionId: "a1", device: "ricos"), ricos) }
+        try requireLedgerError(.badProof) { try t.ledger.signed(review, phone, claimedAt: t0.adding(milliseconds: -25 * 3_600_000)) }
+        // In a batch, all or nothing: the refused item's record goes with the batch.
+        let statement = try t.ledger.statement(for: .tap(.confirm, actionId: "a1", device: "iphone"), commandId: "cmd-b", claimedAt: t0)
+        try requireLedgerError(.tapsRequired) {
+            try t.ledger.execute(batch: [CommandRequest(.tap(.confirm, actionId: "a1", device: "iphone"), commandId: "cmd-b", now: t0,
+                                                        proof: ProofInput(claimedAt: t0, signature: try phone.sign(statement.bytes)))])
+        }
+        #expect(try Self.head(t) == head)
+    }
+
+    @Test func recordedRefusalsAreRateLimitedPerDevice() throws {
+        let t = try keyedStore()
+        let phone = TestDeviceKey()
+        try t.ledger.linkKeyed("iphone", phone)
+        try t.ledger.run(.revokeDevice(device: "iphone", reason: "stolen"))
+        let start = try Self.head(t)
+        for i in 0..<12 {
+            try requireLedgerError(.deviceRevoked) {
+                try t.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone, now: t0.adding(milliseconds: Int64(i) * 1000))
+            }
+        }
+        #expect(try Self.head(t) == start + UInt64(RefusalRecorder.perMinute))
+        // The next minute records again.
+        try requireLedgerError(.deviceRevoked) {
+            try t.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone, now: t0.adding(milliseconds: 60_000))
+        }
+        #expect(try Self.head(t) == start + UInt64(RefusalRecorder.perMinute) + 1)
+        try Self.verifiesEverywhere(t)
+    }
+
+    /// A re-chained export whose recorded refusal was altered is caught: another code by
+    /// replay (the policy gives another refusal), another statement by every proof check.
+    @Test func anAlteredRefusalIsCaughtOffline() throws {
+        let t = try keyedStore()
+        let phone = TestDeviceKey()
+        try t.ledger.linkKeyed("iphone", phone)
+        try t.ledger.run(.revokeDevice(device: "iphone", reason: "stolen"))
+        try requireLedgerError(.deviceRevoked) { try t.ledger.signed(.tap(.approve, actionId: "a1", device: "iphone"), phone) }
+        let events = try t.ledger.read { r in try (1...5).map { try r.event($0)!.event } }
+        func forged(_ change: (inout TapRefusal) -> Void) throws -> TempLedger {
+            var copy = events
+            guard case .tapRefused(var r) = copy[4].payload else { throw NotTheExpectedError(description: "no refusal") }
+            change(&r)
+            copy[4].payload = .tapRefused(r)
+            let f = try TempLedger()
+            try f.ledger.append(verbatim: copy.map { ($0, nil) })
+            return f
+        }
+        let code = try forged { $0.code = "taps_required" }
+        #expect(try code.ledger.replayDecisions().mismatch?.rule == "tap.refused")
+        let statement = try forged { $0.statement[$0.statement.count - 2] ^= 1 }
+        try requireLedgerError(.integrityFailure) { try statement.ledger.verifyProofs() }
+        #expect(try statement.ledger.replayDecisions().mismatch?.seq == 5)
+        let py = try statement.exportAndVerifyIndependently().python
+        #expect(py.status == 1 && py.stdout.hasPrefix("seq 5: refusal"), "\(py.stdout)\(py.stderr)")
+    }
+}
