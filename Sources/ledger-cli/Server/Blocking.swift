@@ -9,12 +9,21 @@ import Foundation
 /// command already handed over finishes (and is acknowledged durable) even if the client
 /// goes away or the server is shutting down.
 enum Blocking {
-    /// Concurrent: many callers blocked in `execute` at once is what lets the writer group
-    /// their commands into one commit.
-    private static let queue = DispatchQueue(label: "ledger.serve.engine", qos: .userInitiated, attributes: .concurrent)
+    /// Many callers blocked in `execute` at once is what lets the writer group their commands
+    /// into one commit. A concurrent Dispatch queue would not give that on Linux: its
+    /// width is the core count (two here), and a thread blocked on the writer's semaphore
+    /// does not make it start another. Serial queues are overcommit: each busy one gets a
+    /// thread of its own, so up to `lanes` commands wait on the writer together.
+    static let lanes = 64
+    private static let queues = (0..<lanes).map { DispatchQueue(label: "ledger.serve.engine.\($0)", qos: .userInitiated) }
+    private static let next = Locked(0)
 
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        let queue = queues[next.withLock { n in
+            n = (n + 1) % lanes
+            return n
+        }]
+        return try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }
         }
     }
