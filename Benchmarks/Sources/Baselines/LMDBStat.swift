@@ -4,16 +4,21 @@ import BenchLMDB
 /// `mdb_stat -a -f -e` tool prints): used to compare a store's size with its log's.
 public struct LMDBStat: Sendable {
     public var pageSize: Int
-    /// Pages in use per named database (branch + leaf + overflow), plus "(main)".
+    /// Pages in use per named database (branch + leaf + overflow, as `mdb_stat` counts them:
+    /// without a DUPSORT database's sub-trees), plus "(main)".
     public var databases: [String: Int]
     /// Pages the file has handed out (last page number + 1): live, free-listed and meta.
     public var filePages: Int
     /// Pages on the free list (reusable, still in the file; the list's own pages not counted).
     public var freePages: Int
+    /// The free list's own B-tree pages.
+    public var freeListPages: Int
 
-    /// Every database's live pages: about the size of a compacted copy (`mdb_copy -c`),
-    /// which holds only these plus the two meta pages.
-    public var livePages: Int { databases.values.reduce(0, +) }
+    /// Pages in use by the store's data: the file's pages less the free list (its entries
+    /// and its tree) and the two meta pages — what a compacted copy (`mdb_copy -c`) keeps.
+    /// Not the sum of `databases`: LMDB's per-database figures leave out the sub-pages and
+    /// sub-trees of `MDB_DUPSORT` databases (the projections' postings).
+    public var usedPages: Int { filePages - freePages - freeListPages - 2 }
 
     /// Reads the stats of the file at `path` (`MDB_NOSUBDIR`), opened read-only without
     /// the lock file: call it while no process writes the file.
@@ -64,6 +69,7 @@ public struct LMDBStat: Sendable {
             rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)
         }
         mdb_cursor_close(cursor)
+        freeListPages = try pages(0).1
         pageSize = psize
         databases = dbs
         filePages = Int(info.me_last_pgno) + 1

@@ -11,11 +11,12 @@ enum FixturePasses {
         let path = try MillionFixture.path()
         let stat = try LMDBStat(path: path)
         let head = Double(try String(contentsOfFile: path + ".done", encoding: .utf8).split(separator: " ")[0])!
-        let live = Double(stat.livePages * stat.pageSize) / head, file = Double(stat.filePages * stat.pageSize) / head
+        let live = Double(stat.usedPages * stat.pageSize) / head, file = Double(stat.filePages * stat.pageSize) / head
         let log = Double((stat.databases["events"] ?? 0) * stat.pageSize) / head
-        print(String(format: "store bytes per event: live %.0f B, file %.0f B, log %.0f B: %.2f× (file %.2f×)",
+        print(String(format: "store bytes per event: used %.0f B, file %.0f B, log %.0f B: %.2f× (file %.2f×)",
                      live, file, log, live / log, file / log))
-        for (name, pages) in stat.databases.sorted(by: { $0.value > $1.value }) { print("  \(name): \(pages) pages") }
+        print("mdb_stat per database (DUPSORT sub-trees not counted):")
+        for (name, pages) in stat.databases.sorted(by: { $0.value > $1.value }) where pages > 0 { print("  \(name): \(pages) pages") }
         let l = try EngineSetup.ledger(at: path)
         for round in 0..<rounds {
             for names in [["today", "autoshipped"], nil] as [[String]?] {
