@@ -18,7 +18,7 @@ func randomApprovals() {
     let callers = 16, pendingActions = 100_000, perIteration = 64, singles = 8, iterations = 50
     let state = Box<State>()
     let config = Benchmark.Configuration(metrics: [.wallClock, .throughput, metric("engine"), metric("single")],
-                                         warmupIterations: 2, maxIterations: iterations)
+                                         warmupIterations: 2, maxDuration: .seconds(60), maxIterations: iterations)
     Benchmark("approvals 16 callers random 100k", configuration: config) { benchmark in
         var s = state.get
         let base = s.next

@@ -5,7 +5,8 @@ import CSQLite
 /// engine's queries would need of it: by action (an action's stream), by actor + time,
 /// by device + time (taps only: proposals have no device), by person + time and by time
 /// (the audit, activity and "last 24 h" listings). Each connection is used by one thread;
-/// several connections on one file serialise their writes on SQLite's lock (busy timeout).
+/// several connections on one file serialise their writes on SQLite's lock (the busy
+/// timeout only as a fallback: the benchmarks serialise writers in the process).
 public final class SQLiteLog: @unchecked Sendable {
     // Safe: one connection is only ever used by one thread at a time (the benchmarks give
     // each caller thread its own).
