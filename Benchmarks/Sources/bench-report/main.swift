@@ -7,8 +7,9 @@ import Foundation
 // table when measured.
 //
 // ordo-one 1.38's JMH export carries a metric a benchmark did not record over from the
-// benchmark exported before it (its secondaryMetrics dictionary is never reset), so this
-// reads only metrics the benchmark in question records.
+// benchmark exported before it (its secondaryMetrics dictionary is never reset): `load`
+// drops a metric identical to the one of the element before, and the rows read only
+// metrics their benchmark records.
 //
 // usage: bench-report <export-dir> <output.json>
 
@@ -25,13 +26,16 @@ func load(_ dir: String) throws -> [String: [String: Measured]] {
     for file in files {
         let data = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\(file)"))
         guard let elements = try JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { continue }
+        var previous: [String: Any] = [:]
         for e in elements {
             guard let full = e["benchmark"] as? String, let secondary = e["secondaryMetrics"] as? [String: Any] else { continue }
+            defer { previous = secondary }
             // "package.benchmark.<Target>.<name with _ for spaces>"
             let name = full.split(separator: ".", maxSplits: 3).last.map(String.init)?
                 .replacingOccurrences(of: "_", with: " ") ?? full
             let iterations = e["measurementIterations"] as? Int ?? 0
             for (metric, value) in secondary {
+                if let carried = previous[metric] as? NSDictionary, carried.isEqual(value) { continue }
                 guard let v = value as? [String: Any], let pct = v["scorePercentiles"] as? [String: Double],
                       let p50 = pct["50.0"], let p99 = pct["99.0"] else { continue }
                 if metric == "Time (wall clock)" {
