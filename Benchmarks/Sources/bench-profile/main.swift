@@ -13,6 +13,9 @@ import Foundation
 //   bench-profile rebuild <events>    every projection rebuilt (of $BENCH_STORE, else of a fresh
 //                                     ingest; $BENCH_BATCH events per transaction)
 //   bench-profile fixture             builds the cached 1M-event fixture (make bench would)
+//   bench-profile fixture-passes <n>  on the fixture: store bytes per event, then n rounds of a
+//                                     raw log scan beside a rebuild of Today + auto-shipped
+//                                     and of everything (durable, as in make bench)
 // Set-up and the measured part use unsafeNoSync (CPU profiles), except `concurrent` and
 // `floor`, which measure durable commits.
 
@@ -123,6 +126,8 @@ case "rebuild":
     print(String(format: "rebuild: %.0f events/s", Double(try store.read { try $0.head().seq }) / -t.timeIntervalSinceNow))
 case "fixture":
     print(try MillionFixture.path())
+case "fixture-passes":
+    try FixturePasses.run(rounds: args.count > 2 ? count : 1)
 default:
     fatalError("unknown workload \(workload)")
 }

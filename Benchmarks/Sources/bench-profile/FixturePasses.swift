@@ -1,0 +1,50 @@
+import ActionLedger
+import Baselines
+import BenchSupport
+import Foundation
+
+/// The 1M fixture's figures of `make bench` in a plain process (for a profiler, or when a
+/// full run does not fit): store bytes per event against the log's, then rounds of a raw
+/// cursor scan of the log beside each rebuild, alternating which goes first.
+enum FixturePasses {
+    static func run(rounds: Int) throws {
+        let path = try MillionFixture.path()
+        let stat = try LMDBStat(path: path)
+        let head = Double(try String(contentsOfFile: path + ".done", encoding: .utf8).split(separator: " ")[0])!
+        let live = Double(stat.usedPages * stat.pageSize) / head, file = Double(stat.filePages * stat.pageSize) / head
+        let log = Double((stat.databases["events"] ?? 0) * stat.pageSize) / head
+        print(String(format: "store bytes per event: used %.0f B, file %.0f B, log %.0f B: %.2f× (file %.2f×)",
+                     live, file, log, live / log, file / log))
+        print("mdb_stat per database (DUPSORT sub-trees not counted):")
+        for (name, pages) in stat.databases.sorted(by: { $0.value > $1.value }) where pages > 0 { print("  \(name): \(pages) pages") }
+        let l = try EngineSetup.ledger(at: path)
+        for round in 0..<rounds {
+            for names in [["today", "autoshipped"], nil] as [[String]?] {
+                var scan = 0.0, rebuild = 0.0
+                func scanned() throws { scan = try seconds { _ = try scanLog(l) } }
+                if round % 2 == 0 { try scanned() }
+                rebuild = try seconds { _ = try l.rebuild(names) }
+                if round % 2 == 1 { try scanned() }
+                print(String(format: "rebuild %@: %.2f M ev/s (%.2f s); raw scan %.1f M ev/s",
+                             names?.joined(separator: "+") ?? "all", head / rebuild / 1e6, rebuild, head / scan / 1e6))
+            }
+        }
+    }
+
+    static func seconds(_ body: () throws -> Void) rethrows -> Double {
+        let t = Date()
+        try body()
+        return -t.timeIntervalSinceNow
+    }
+
+    static func scanLog(_ l: Ledger) throws -> Int {
+        try l.read { r in
+            var sum = 0
+            try r.forEachRaw { _, v in
+                sum &+= Int(v[0]) &+ Int(v[v.count - 1])
+                return true
+            }
+            return sum
+        }
+    }
+}
