@@ -5,7 +5,7 @@
 # ends by itself (Tests/e2e/serve_e2e.py drives it); its JSON Lines form is covered by
 # StreamTests. Usage: Tests/e2e/schemathesis_run.sh PATH/TO/ledger [EXAMPLES]
 set -euo pipefail
-LEDGER=$1
+LEDGER=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")  # absolute: the run happens in $TMP
 EXAMPLES=${2:-20}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 source "$ROOT/Tests/e2e/serve_fixture.sh"
@@ -14,7 +14,9 @@ AUDITOR=$("$LEDGER" tokens issue --org quinn-co --scope auditor --db "$DB" | tai
 # A high rate limit: schemathesis sends hundreds of requests a second with one token.
 start_server --rate-limit 100000
 HEAD_BEFORE=$("$LEDGER" log --db "$DB" | wc -l)
-# As a phone (taps, Today, devices) and as an auditor (the audit views).
+# As a phone (taps, Today, devices) and as an auditor (the audit views); from $TMP, where
+# schemathesis leaves its .schemathesis cache.
+cd "$TMP"
 for TOKEN in "$DEVICE" "$AUDITOR"; do
   python3 -m schemathesis.cli run "$ROOT/Specs/openapi.yaml" --url "$URL" -H "Authorization: Bearer $TOKEN" \
     -n "$EXAMPLES" --checks all --exclude-path /v1/events --generation-deterministic --request-timeout 10
