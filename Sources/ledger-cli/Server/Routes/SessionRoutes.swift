@@ -36,8 +36,7 @@ extension LedgerServer {
             default: throw Problem.invalid("purpose: expected session, revoke or sign_out_others", field: "purpose")
             }
             let (state, storeId) = try self.ledger.read { r in (try r.deviceState(device), try r.storeId()) }
-            let key = try Self.liveKey(device, state)
-            _ = key
+            _ = try Self.liveKey(device, state)  // only a live, keyed device can answer a challenge
             let nonce = LedgerServer.randomHex(32)
             let id = "chl-" + LedgerServer.randomHex(8)
             let expires = try self.now().adding(milliseconds: Self.challengeLifetime)
