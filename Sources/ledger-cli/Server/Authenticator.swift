@@ -60,9 +60,17 @@ final class Authenticator: Sendable {
 
     /// Whether the operator token behind `identity` is still live (a stream ticket outlives
     /// nothing its token does). Sessions are checked by their device's state instead.
+    /// Whether `identity` may still act at `now`: its token unrevoked and unexpired, or its
+    /// device session not signed out and unexpired, and its device (if any) not revoked.
+    /// Stream tickets and open streams ask again, so a revocation or an expiry ends them.
     func isLive(_ identity: Identity, at now: Timestamp) throws -> Bool {
-        guard identity.id.hasPrefix("tok-") else { return true }
-        return try caughtUp { $0.byId[identity.id]?.isLive(at: now) ?? false }
+        if identity.id.hasPrefix("tok-") {
+            guard try caughtUp({ $0.byId[identity.id]?.isLive(at: now) ?? false }) else { return false }
+        } else {
+            guard let s = try sessions.session(id: identity.id), s.revokedAt == nil, now < s.expiresAt else { return false }
+        }
+        guard let device = identity.device else { return true }
+        return try ledger.read { try $0.deviceState(device)?.revokedAt } == nil
     }
 
     private func caughtUp<T>(_ body: (TokenCache) -> T) throws -> T {

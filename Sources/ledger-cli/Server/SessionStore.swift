@@ -96,6 +96,20 @@ final class SessionStore: Sendable {
         }
     }
 
+    /// The session `id` (a scan: the table holds one record per signed-in device session).
+    func session(id: String) throws -> Session? {
+        try environment.read { txn in
+            guard let db = try txn.openDatabase(Self.sessions, create: false) else { return nil }
+            var found: Session?
+            try txn.scan(db) { _, v in
+                let s = try Session(json: try JSONParser.parse(Array(v)))
+                if s.id == id { found = s }
+                return found == nil
+            }
+            return found
+        }
+    }
+
     /// Ends every live session of `device`; returns how many.
     @discardableResult
     func revoke(device: String, at now: Timestamp) throws -> Int {

@@ -45,6 +45,22 @@ import Testing
         }
     }
 
+    /// A token that expires while its stream is open ends the stream at the next heartbeat.
+    @Test func aStreamEndsWhenItsTokenExpires() async throws {
+        let h = try ServerHarness()
+        let now = ServerHarness.systemNow()
+        let brief = try h.ledger.issueToken(org: "quinn-co", scope: .device, subject: "phone-1",
+                                            expiresAt: now.adding(milliseconds: 1_500), now: now)
+        try await h.test { client in
+            let started = ContinuousClock.now
+            let (head, text) = try await streamed(port: client.port, "/v1/events", token: brief.secret)
+            #expect(head.status == .ok && text.contains(": connected"))
+            // Ended by the expiry (1.5 s, heartbeats every 0.3 s), not by the client's 20 s timeout.
+            #expect(ContinuousClock.now - started < .seconds(10))
+            #expect(try await client.call(.get, "/v1/today", token: brief.secret).status == .unauthorized)
+        }
+    }
+
     @Test func ticketsAreSingleUse() async throws {
         let h = try ServerHarness()
         try await h.test { client in

@@ -76,7 +76,7 @@ extension LedgerServer {
             let sessions = sessions, now = try now()
             try await Blocking.run { try sessions.markConnected(device: device, at: now) }
         }
-        let ledger = ledger, hub = hub, agents = hub.agents
+        let ledger = ledger, hub = hub, agents = hub.agents, authenticator = authenticator, clock = configuration.clock
         return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store",
                                                .init("X-Accel-Buffering")!: "no"],
                         body: ResponseBody { writer in
@@ -99,6 +99,11 @@ extension LedgerServer {
                                         try await writer.write(ByteBuffer(string: fresh.map(\.sse).joined()))
                                         last = newest.seq
                                     case .heartbeat:
+                                        // An identity that expired (or was signed out) since: the stream ends here.
+                                        guard try authenticator.isLive(who, at: try clock()) else {
+                                            hub.end(live.id)
+                                            break
+                                        }
                                         try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
                                     }
                                 }
