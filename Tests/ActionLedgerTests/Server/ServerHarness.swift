@@ -19,7 +19,9 @@ final class ServerHarness: @unchecked Sendable {
 
     static func systemNow() -> Timestamp { Timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)) }
 
-    init(keyedLaptop: TestDeviceKey? = nil, rateLimit: Double = 1000) throws {
+    /// - parameter clock: the server's clock (the system's by default; a test moves its own).
+    init(keyedLaptop: TestDeviceKey? = nil, rateLimit: Double = 1000,
+         clock: @escaping @Sendable () -> Timestamp = { ServerHarness.systemNow() }) throws {
         temp = try TempLedger()
         let l = temp.ledger!
         let now = Self.systemNow()
@@ -42,7 +44,7 @@ final class ServerHarness: @unchecked Sendable {
         tablet = try issue(.device, "tablet-9").secret
         specialist = try issue(.specialist, "content-onlyfans").secret
         auditor = try issue(.auditor, nil).secret
-        var configuration = LedgerServer.Configuration(clock: { ServerHarness.systemNow() })
+        var configuration = LedgerServer.Configuration(clock: clock)
         configuration.port = 0
         configuration.pollInterval = .milliseconds(10)
         configuration.heartbeat = .milliseconds(300)
