@@ -42,9 +42,12 @@ public final class Ledger: Sendable {
         environment = try Environment(path: path, options: envOptions)
         registry = options.projections
         let registry = registry
-        let (existing, reason) = try environment.read { txn -> (LogDatabases?, String?) in
-            guard let d = try LogDatabases.open(txn) else { return (nil, nil) }
-            return (d, try Migration.reason(d, registry, txn))
+        // One read transaction says what the open has to do: nothing, set up a new store,
+        // or refuse writes until `ledger migrate`.
+        let (existing, reason, setUp) = try environment.read { txn -> (LogDatabases?, String?, Bool) in
+            guard let d = try LogDatabases.open(txn) else { return (nil, nil, true) }
+            let reason = try Migration.reason(d, registry, txn)
+            return (d, reason, try reason == nil && ProjectionMaintenance.needsSetUp(registry, txn))
         }
         migrationNeeded = reason
         if options.readOnly || reason != nil {
@@ -54,8 +57,7 @@ public final class Ledger: Sendable {
             dbs = existing
             writer = nil
         } else {
-            // An empty store whose projections are not set up (or of another build) is set up here.
-            let setUp = try existing == nil || environment.read { try ProjectionMaintenance.needsSetUp(registry, $0) }
+            // A new store, or an empty one whose projections are not set up, is set up here.
             let opened = try !setUp ? existing! : environment.write { txn -> LogDatabases in
                 // A new store: its log, its layout marker and empty projections, in one transaction.
                 guard let d = try LogDatabases.open(txn) else { throw LedgerError(.storage, "cannot create the log") }

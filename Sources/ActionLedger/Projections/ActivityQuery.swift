@@ -38,15 +38,11 @@ extension ProjectionSnapshot {
         return page
     }
 
-    /// The type of event `seq`, read from its fixed offset without decoding it.
+    /// The type of event `seq`, read in place without decoding it.
     func loggedType(_ seq: UInt64) throws -> EventType {
-        let code = try LogReader(txn: txn, dbs: dbs).withRawEvent(seq) { v -> UInt8 in
-            // hash (32) ‖ format (1) ‖ type (1)
-            guard v.count > 33 else { throw LedgerError(.corruptEvent, "stored event \(seq) is \(v.count) bytes") }
-            return v[33]
+        guard let type = try LogReader(txn: txn, dbs: dbs).withRawEvent(seq, { try EventView(stored: $0).type }) else {
+            throw LedgerError(.projectionStale, "a projection names seq \(seq), which the log does not hold")
         }
-        guard let code else { throw LedgerError(.projectionStale, "a projection names seq \(seq), which the log does not hold") }
-        guard let type = EventType(rawValue: code) else { throw LedgerError(.corruptEvent, "event \(seq) has unknown type code \(code)") }
         return type
     }
 
