@@ -12,6 +12,7 @@ public struct AuditProjection: Projection {
     public var name: String { "audit" }
     // 3: postings (pointers) instead of copied entries; rows rendered from the log.
     public var version: UInt32 { 3 }
+    public var foldCost: Int { 7 }
     public var databases: [String] { ["policies"] }
     public var postings: [String] { ["by_actor", "by_device", "by_time", "by_specialist", "by_surface"] }
     static let policies = 0

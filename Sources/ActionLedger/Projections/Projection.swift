@@ -13,6 +13,9 @@ public protocol Projection: Sendable {
     /// Its posting families (pointer lists; see `ProjectionStore+Postings.swift`), in
     /// ``ProjectionStore/post(_:_:at:seq:)``'s family order. None by default.
     var postings: [String] { get }
+    /// The relative CPU its fold costs per event (1 for the cheapest): a rebuild splits
+    /// projections across cores by it. Measured on the benchmark fixture; a hint only.
+    var foldCost: Int { get }
     /// Folds one event into the store.
     func apply(_ event: Event, to store: ProjectionStore) throws
     /// Folds one event read in place (rebuild, catch-up, a query's tail): must leave the
@@ -23,6 +26,7 @@ public protocol Projection: Sendable {
 
 extension Projection {
     public var postings: [String] { [] }
+    public var foldCost: Int { 1 }
 
     public func apply(_ view: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
         try apply(try decode(), to: store)

@@ -99,7 +99,7 @@ extension Ledger {
 }
 
 /// The rebuild itself: one pass over the log feeding every selected projection's shadow.
-struct ShadowBuild {
+struct ShadowBuild: Sendable {
     let environment: Environment
     let dbs: LogDatabases
     let registry: ProjectionRegistry
@@ -131,103 +131,17 @@ struct ShadowBuild {
         return projections.compactMap { results[$0.name] }
     }
 
-    /// What one chunk folded: per projection, its state's changes in memory and the seqs it spans.
-    struct Chunk {
-        var folds: [(projection: any Projection, overlay: ProjectionOverlay, fresh: Bool, from: UInt64, to: UInt64)] = []
-        var applied: UInt64 = 0
-    }
-
-    /// Folds the next chunk of the log into memory, in one read snapshot: each shadow's
-    /// changes land in an overlay over its stored state (over nothing for a shadow still
-    /// empty, so an action proposed and decided within the chunk never reaches LMDB).
-    /// Stops at the snapshot's head, after ``RebuildOptions/batchSize`` events, or when
-    /// the overlays reach ``RebuildOptions/memoryBudget``.
-    private func fold(_ pending: [any Projection], _ options: RebuildOptions,
-                      _ report: (UInt64, UInt64, UInt64) -> Void) throws -> Chunk {
-        try environment.read { txn in
-            let reader = LogReader(txn: txn, dbs: dbs)
-            let head = try reader.head().seq
-            var stores: [(any Projection, ProjectionStore, Bool)] = []
-            for p in pending {
-                let meta = try shadowMeta(p, txn)
-                let overlay = ProjectionOverlay(), fresh = meta.checkpoint == 0
-                var database = dbs.events, postings: Database?
-                if !fresh {
-                    guard let stored = try registry.store(for: p, meta: meta, in: txn) else {
-                        throw LedgerError(.projectionStale, "the rebuild databases of \(p.name) vanished: another process reset them")
-                    }
-                    database = stored.database
-                    postings = stored.postingDatabase
-                }
-                stores.append((p, ProjectionStore(txn: txn, database: database, databaseCount: p.databases.count,
-                                                  generation: meta.generation, name: p.name, checkpoint: meta.checkpoint,
-                                                  overlay: overlay, memoryOnly: fresh, postingDatabase: postings, log: reader), fresh))
-            }
-            var chunk = Chunk()
-            let from = stores.map(\.1.checkpoint)
-            guard let low = from.min(), low < head else {
-                chunk.folds = zip(stores, from).map { ($0.0, $0.1.overlay!, $0.2, $1, $0.1.checkpoint) }
-                return chunk
-            }
-            var seen: UInt64 = 0
-            try reader.forEachView(from: low + 1) { view, decode in
-                for (p, store, _) in stores where store.checkpoint + 1 == view.seq {
-                    try ProjectionRegistry.apply(view, p, store, decode: decode)
-                }
-                seen += 1
-                guard seen & 0x3FF == 0 else { return seen < options.batchSize && view.seq < head }
-                if seen & 0xFFFF == 0 { report(view.seq, head, seen) }
-                let bytes = stores.reduce(0) { $0 + $1.1.approximateBytes }
-                return seen < options.batchSize && view.seq < head && bytes < options.memoryBudget
-            }
-            for (_, store, _) in stores { try store.flushCache() }
-            chunk.applied = seen
-            chunk.folds = zip(stores, from).map { ($0.0, $0.1.overlay!, $0.2, $1, $0.1.checkpoint) }
-            return chunk
-        }
-    }
-
-    private func shadowMeta(_ p: any Projection, _ txn: Transaction) throws -> ProjectionMeta {
-        guard let meta = try registry.meta(p.name, rebuild: true, in: txn), meta.version == p.version else {
-            throw LedgerError(.projectionStale, "the rebuild record of \(p.name) vanished: another process reset it")
-        }
-        return meta
-    }
-
-    /// Writes a chunk into the shadows and records their checkpoints; when the log's head
-    /// is near (what was appended while the chunk folded), folds the rest in this same
-    /// transaction and swaps each shadow in.
-    private func write(_ chunk: Chunk, _ txn: Transaction, _ options: RebuildOptions,
-                       resumed: [String: UInt64]) throws -> Step {
-        for (p, overlay, fresh, from, to) in chunk.folds {
-            var meta = try shadowMeta(p, txn)
-            guard meta.checkpoint == from, let store = try registry.store(for: p, meta: meta, in: txn) else {
-                throw LedgerError(.projectionStale, "the rebuild record of \(p.name) moved from seq \(from): another process changed it")
-            }
-            try overlay.write(to: store, append: fresh)
-            meta.checkpoint = to
-            try registry.saveMeta(meta, p.name, rebuild: true, in: txn)
-        }
-        let head = try LogReader(txn: txn, dbs: dbs).head().seq
-        let low = chunk.folds.map(\.to).min() ?? head
-        // The rest is folded under the write lock only when it is short: appenders wait on it.
-        guard head - low <= UInt64(min(options.batchSize, Self.tailUnderLock)) else {
-            return Step(checkpoint: low, head: head)
-        }
-        return try batch(chunk.folds.map(\.projection), txn, options, resumed: resumed)
-    }
-
-    /// The most events folded inside a write transaction (the tail appended while the last
-    /// chunk folded): commands wait for it.
-    static let tailUnderLock = 10_000
-
     /// Resumes each shadow of the code's version, or starts it empty; returns where each starts.
+    /// Every shadow database is opened here, in a write transaction whose commit publishes
+    /// the handles: the chunks' read snapshots run on several threads at once, and LMDB
+    /// forbids opening a database in two transactions concurrently.
     private func start() throws -> [String: UInt64] {
         try environment.write { txn in
             var from: [String: UInt64] = [:]
             for p in projections {
                 let shadow = Self.shadowGeneration(of: try registry.meta(p.name, in: txn))
                 if let r = try registry.meta(p.name, rebuild: true, in: txn), r.version == p.version, r.generation == shadow {
+                    _ = try registry.store(for: p, meta: r, in: txn)
                     from[p.name] = r.checkpoint
                     continue
                 }
@@ -255,7 +169,7 @@ struct ShadowBuild {
 
     /// In a write transaction: applies the log's short tail to every pending shadow, then
     /// swaps in each shadow that reached the head.
-    private func batch(_ pending: [any Projection], _ txn: Transaction, _ options: RebuildOptions,
+    func batch(_ pending: [any Projection], _ txn: Transaction, _ options: RebuildOptions,
                        resumed: [String: UInt64]) throws -> Step {
         let reader = LogReader(txn: txn, dbs: dbs)
         var step = Step()

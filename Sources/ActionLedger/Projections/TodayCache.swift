@@ -1,19 +1,50 @@
-/// The pending actions a Today fold has read or changed, held typed until the fold ends.
+/// The pending actions a Today fold has proposed, read or changed, held until the fold ends.
 ///
-/// Most actions are proposed and decided within one fold (a rebuild folds a million events
-/// at once): held here, such an action costs a map entry and never an encoded item, a feed
-/// key or a B-tree write. A survivor is encoded once, when the cache is written back.
-/// The store writes the cache back before anything reads it (``ProjectionStore/flushCache()``),
-/// so a fold's result is the same bytes whichever way it went.
+/// Most actions are proposed and decided within one fold (a rebuild folds up to a million
+/// events at once): held here, such an action costs a map entry of a few words — no item,
+/// no feed key, no string beyond its id, no B-tree write. A new action that survives the
+/// fold is built once, when the cache is written back, from its proposal read by seq (the
+/// policy that ranks it cannot have changed meanwhile: a `policy.set` writes the cache back
+/// first). The store writes the cache back before anything reads it
+/// (``ProjectionStore/flushCache()``), so a fold leaves the same bytes whichever way it went.
 final class TodayCache: FoldCache {
+    /// What the fold knows of one pending action.
     struct Pending {
-        var item: TodayProjection.Item
-        var feed: TodayProjection.FeedEntry
-        /// The item as the store holds it (its feed key): nil for one proposed in this fold.
-        var storedFeedKey: [UInt8]?
-        var changed: Bool
-        /// Whether the feed entry changed too (a hold): a tap changes the item only.
-        var feedChanged: Bool
+        /// The proposal's seq.
+        var seq: UInt64
+        var contentSeq: UInt64
+        var steps: [TapStep] = []
+        var heldUntil: Timestamp?
+        var edits = 0
+        /// The item and feed entry the store holds, when it held the action before this fold
+        /// (boxed: a pending action is moved on every change, and most have none).
+        var stored: Stored?
+        var changed = true
+        var feedChanged = false
+
+        init(seq: UInt64) {
+            self.seq = seq
+            contentSeq = seq
+        }
+
+        init(_ item: TodayProjection.Item, _ feed: TodayProjection.FeedEntry) {
+            seq = item.seq
+            contentSeq = item.contentSeq
+            steps = item.steps
+            heldUntil = item.heldUntil
+            edits = item.edits
+            stored = Stored(item, feed)
+            changed = false
+        }
+    }
+
+    final class Stored {
+        let item: TodayProjection.Item
+        let feed: TodayProjection.FeedEntry
+        init(_ item: TodayProjection.Item, _ feed: TodayProjection.FeedEntry) {
+            self.item = item
+            self.feed = feed
+        }
     }
 
     /// Action id → its pending state, for the actions this fold touched.
@@ -21,43 +52,42 @@ final class TodayCache: FoldCache {
     /// Stored items this fold removed: action id → the feed key the store holds it under.
     private var removed: [String: [UInt8]] = [:]
 
-    var approximateBytes: Int { (slots.count + removed.count) * 160 }
+    var approximateBytes: Int { slots.count * 96 + removed.count * 64 }
 
     /// Files a new pending action (a duplicate of a stored one is refused when written back).
-    func propose(_ id: String, _ item: TodayProjection.Item, _ feed: TodayProjection.FeedEntry) throws {
-        guard slots[id] == nil else { throw LedgerError(.projectionStale, "today: action \(id) is already pending") }
-        slots[id] = Pending(item: item, feed: feed, storedFeedKey: nil, changed: true, feedChanged: true)
+    func propose(_ id: String, seq: UInt64) throws {
+        guard slots.updateValue(Pending(seq: seq), forKey: id) == nil else {
+            throw LedgerError(.projectionStale, "today: action \(id) is already pending")
+        }
     }
 
-    /// The pending state of `id` (read from the store the first time), changed in place.
-    @discardableResult
-    func update(_ id: String, _ type: EventType, _ store: ProjectionStore,
-                _ change: (inout TodayProjection.Item, inout TodayProjection.FeedEntry) -> Void) throws -> TodayProjection.Item {
+    /// Changes the pending state of `id` (read from the store the first time).
+    func update(_ id: String, _ type: EventType, _ store: ProjectionStore, _ change: (inout Pending) -> Void) throws {
         var p = try pending(id, type, store)
-        let held = p.feed.heldUntil
-        change(&p.item, &p.feed)
+        let held = p.heldUntil
+        change(&p)
         p.changed = true
-        if p.feed.heldUntil != held { p.feedChanged = true }
+        if p.heldUntil != held { p.feedChanged = true }
         slots[id] = p
-        return p.item
     }
 
     /// A decision or expiry: the action leaves the feed.
     func remove(_ id: String, _ type: EventType, _ store: ProjectionStore) throws {
-        let p = try pending(id, type, store)
-        slots.removeValue(forKey: id)
-        if let key = p.storedFeedKey { removed[id] = key }
+        if let p = slots.removeValue(forKey: id) {
+            if let s = p.stored { removed[id] = s.item.feedKey }
+            return
+        }
+        if let s = try pending(id, type, store).stored { removed[id] = s.item.feedKey }
     }
 
     private func pending(_ id: String, _ type: EventType, _ store: ProjectionStore) throws -> Pending {
         if let p = slots[id] { return p }
         if removed[id] == nil,
            let item = try store.withStoredValue(TodayProjection.items, key: Array(id.utf8), { try TodayProjection.Item(decoding: $0) }) {
-            let key = item.feedKey
-            guard let feed = try store.withStoredValue(TodayProjection.feed, key: key, { try TodayProjection.FeedEntry(decoding: $0) }) else {
+            guard let feed = try store.withStoredValue(TodayProjection.feed, key: item.feedKey, { try TodayProjection.FeedEntry(decoding: $0) }) else {
                 throw LedgerError(.projectionStale, "no feed entry for pending action \(id)")
             }
-            return Pending(item: item, feed: feed, storedFeedKey: key, changed: false, feedChanged: false)
+            return Pending(item, feed)
         }
         throw LedgerError(.projectionStale, "\(type.name) for action \(id), which is not pending")
     }
@@ -70,13 +100,26 @@ final class TodayCache: FoldCache {
         }
         removed.removeAll(keepingCapacity: true)
         for (id, p) in slots where p.changed {
-            let key = Array(id.utf8), feedKey = p.item.feedKey
-            if p.storedFeedKey == nil {
-                try store.insert(TodayProjection.items, key: key, value: p.item.encoded)
-                try store.insert(TodayProjection.feed, key: feedKey, value: p.feed.encoded)
+            let key = Array(id.utf8)
+            if let stored = p.stored {
+                var item = stored.item, feed = stored.feed
+                item.contentSeq = p.contentSeq
+                item.steps = p.steps
+                item.heldUntil = p.heldUntil
+                item.edits = p.edits
+                try store.put(TodayProjection.items, key: key, value: item.encoded)
+                guard p.feedChanged else { continue }
+                feed.heldUntil = p.heldUntil
+                try store.put(TodayProjection.feed, key: item.feedKey, value: feed.encoded)
             } else {
-                try store.put(TodayProjection.items, key: key, value: p.item.encoded)
-                if p.feedChanged { try store.put(TodayProjection.feed, key: feedKey, value: p.feed.encoded) }
+                var (item, feed) = try TodayProjection.newItem(id, proposalSeq: p.seq, store)
+                item.contentSeq = p.contentSeq
+                item.steps = p.steps
+                item.heldUntil = p.heldUntil
+                item.edits = p.edits
+                feed.heldUntil = p.heldUntil
+                try store.insert(TodayProjection.items, key: key, value: item.encoded)
+                try store.insert(TodayProjection.feed, key: item.feedKey, value: feed.encoded)
             }
         }
         slots.removeAll(keepingCapacity: true)

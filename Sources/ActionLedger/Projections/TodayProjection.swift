@@ -14,6 +14,7 @@ public struct TodayProjection: Projection {
     public var name: String { "today" }
     // 4: items hold pointers (proposal seq, content seq) and the rank, not the proposal.
     public var version: UInt32 { 4 }
+    public var foldCost: Int { 6 }
     public var databases: [String] { ["items", "feed", "policy"] }
     static let items = 0, feed = 1, policyDB = 2
     static let policyKey = Array("policy".utf8)
@@ -85,9 +86,6 @@ public struct TodayProjection: Projection {
             edits = Int(try r.varint())
         }
 
-        func feedEntry(_ id: String, _ p: FeedFacts) -> FeedEntry {
-            FeedEntry(actionId: id, heldUntil: heldUntil, expiresAt: p.expiresAt, specialist: p.specialist, kind: p.kind)
-        }
 
         var feedKey: [UInt8] {
             var k = KeyBuilder()
@@ -99,12 +97,6 @@ public struct TodayProjection: Projection {
         }
     }
 
-    /// What a feed entry repeats of the proposal (read from the feed entry itself after the proposal).
-    struct FeedFacts {
-        var expiresAt: Timestamp?
-        var specialist: String
-        var kind: String
-    }
 
     /// Reads, in place, the action id of an event the fold changes an item for.
     private func itemId(_ v: EventView) throws -> String {
@@ -121,33 +113,23 @@ public struct TodayProjection: Projection {
         return cache
     }
 
-    /// Taps, edits and decisions read in place; proposals, holds and policies decoded;
-    /// events that change no pending action skipped.
+    /// Taps, edits, decisions and proposals read in place (a proposal is only noted by its
+    /// seq: see ``TodayCache``); holds and policies decoded; events that change no pending
+    /// action skipped.
     public func apply(_ v: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
         switch v.type {
+        case .actionProposed:
+            try Self.cache(store).propose(try itemId(v), seq: v.seq)
         case .actionReviewed, .actionConfirmed:
             let step: TapStep = v.type == .actionReviewed ? .review : .confirm
-            try Self.cache(store).update(try itemId(v), v.type, store) { item, _ in item.steps.append(step) }
+            try Self.cache(store).update(try itemId(v), v.type, store) { $0.steps.append(step) }
         case .actionEdited:
             let seq = v.seq
-            try Self.cache(store).update(try itemId(v), v.type, store) { item, _ in
-                item.contentSeq = seq
-                item.steps = []
-                item.edits += 1
-            }
+            try Self.cache(store).update(try itemId(v), v.type, store) { Self.edit(&$0, seq) }
         case .actionApproved, .actionAutoShipped, .actionDismissed, .actionExpired:
             try Self.cache(store).remove(try itemId(v), v.type, store)
         case .actionExecuted, .actionFailed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .storeCreated, .tapRefused, .storeRelyingParty, .tokenIssued, .tokenRevoked:
             return
-        case .actionProposed:
-            let f = try v.proposalFacts()
-            let kind = v.string(f.kind)
-            var stakes = Policy.effectiveStakes(f.stakes, kind: kind, surface: v.string(f.surface),
-                                                under: try Self.policy(store, org: v.string(v.org)))
-            if let pinned = f.pinnedStakes { stakes = max(stakes, pinned) }
-            try propose(try itemId(v), Item(person: v.string(v.person), org: v.string(v.org), proposedAt: v.at, seq: v.seq,
-                                            stakes: stakes),
-                        FeedFacts(expiresAt: f.expiresAt, specialist: v.string(f.specialist), kind: kind), store)
         case .actionHeld, .policySet:
             try apply(try decode(), to: store)
         }
@@ -155,28 +137,18 @@ public struct TodayProjection: Projection {
 
     public func apply(_ event: Event, to store: ProjectionStore) throws {
         switch event.payload {
-        case .proposed(let p):
-            let stakes = Policy.requirements(of: p, under: try Self.policy(store, org: event.org)).stakes
-            try propose(try actionId(event),
-                        Item(person: event.person, org: event.org, proposedAt: event.at, seq: event.seq, stakes: stakes),
-                        FeedFacts(expiresAt: p.expiresAt, specialist: p.specialist.name, kind: p.kind), store)
+        case .proposed:
+            try Self.cache(store).propose(try actionId(event), seq: event.seq)
         case .reviewed:
-            try Self.cache(store).update(try actionId(event), event.type, store) { item, _ in item.steps.append(.review) }
+            try Self.cache(store).update(try actionId(event), event.type, store) { $0.steps.append(.review) }
         case .confirmed:
-            try Self.cache(store).update(try actionId(event), event.type, store) { item, _ in item.steps.append(.confirm) }
+            try Self.cache(store).update(try actionId(event), event.type, store) { $0.steps.append(.confirm) }
         case .held(let h):
             // The hold is in the feed entry too (the query filters on it without reading the item).
-            try Self.cache(store).update(try actionId(event), event.type, store) { item, feed in
-                item.heldUntil = h.until
-                feed.heldUntil = h.until
-            }
+            try Self.cache(store).update(try actionId(event), event.type, store) { $0.heldUntil = h.until }
         case .edited:
             let seq = event.seq
-            try Self.cache(store).update(try actionId(event), event.type, store) { item, _ in
-                item.contentSeq = seq
-                item.steps = []
-                item.edits += 1
-            }
+            try Self.cache(store).update(try actionId(event), event.type, store) { Self.edit(&$0, seq) }
         case .approved, .autoShipped, .dismissed, .expired:
             try Self.cache(store).remove(try actionId(event), event.type, store)
         case .policySet(let document):
@@ -186,8 +158,30 @@ public struct TodayProjection: Projection {
         }
     }
 
-    private func propose(_ id: String, _ item: Item, _ facts: FeedFacts, _ store: ProjectionStore) throws {
-        try Self.cache(store).propose(id, item, item.feedEntry(id, facts))
+    /// An edit: the content is the edit's, and the taps start over.
+    private static func edit(_ p: inout TodayCache.Pending, _ seq: UInt64) {
+        p.contentSeq = seq
+        p.steps = []
+        p.edits += 1
+    }
+
+    /// The item and feed entry of a new pending action, from its proposal read in place at
+    /// `proposalSeq`, ranked under the org's policy the fold holds.
+    static func newItem(_ id: String, proposalSeq seq: UInt64, _ store: ProjectionStore) throws -> (Item, FeedEntry) {
+        guard let log = store.log else { preconditionFailure("today folds need the log") }
+        let built = try log.withRawEvent(seq) { raw -> (Item, FeedEntry) in
+            let v = try EventView(stored: raw)
+            let f = try v.proposalFacts()
+            let kind = v.string(f.kind)
+            var stakes = Policy.effectiveStakes(f.stakes, kind: kind, surface: v.string(f.surface),
+                                                under: try policy(store, org: v.string(v.org)))
+            if let pinned = f.pinnedStakes { stakes = max(stakes, pinned) }
+            let item = Item(person: v.string(v.person), org: v.string(v.org), proposedAt: v.at, seq: seq, stakes: stakes)
+            let feed = FeedEntry(actionId: id, heldUntil: nil, expiresAt: f.expiresAt, specialist: v.string(f.specialist), kind: kind)
+            return (item, feed)
+        }
+        guard let built else { throw LedgerError(.projectionStale, "the proposal of pending action \(id) is not at seq \(seq)") }
+        return built
     }
 
     /// The policy the fold holds for `org` (the built-in one until its first `policy.set`),

@@ -15,8 +15,8 @@ struct Rebuild: LedgerSubcommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: "Only this projection (default: all).")
-    var projection: String?
+    @Option(help: "Only this projection; repeat it for several (default: all).")
+    var projection: [String] = []
 
     @Flag(help: "Fold the log into memory and compare it with the live projection; writes nothing.")
     var verify = false
@@ -44,7 +44,7 @@ struct Rebuild: LedgerSubcommand {
         options.pauseMilliseconds = pauseMilliseconds
         let meter = ProgressMeter(terminal: isatty(2) != 0)
         let started = ContinuousClock.now
-        let results = try ledger.rebuild(projection.map { [$0] }, options: options) { meter.report($0) }
+        let results = try ledger.rebuild(projection.isEmpty ? nil : projection, options: options) { meter.report($0) }
         meter.finish()
         let seconds = (ContinuousClock.now - started) / .seconds(1)
         let differing = results.filter { $0.difference != nil }

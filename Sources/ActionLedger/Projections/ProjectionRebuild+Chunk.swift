@@ -1,0 +1,155 @@
+import Foundation
+
+/// A rebuild's chunks: folded in memory in read snapshots, written in one transaction each.
+extension ShadowBuild {
+    /// What one chunk folded: per projection, its state's changes in memory and the seqs it spans.
+    struct Chunk {
+        var folds: [(projection: any Projection, overlay: ProjectionOverlay, fresh: Bool, from: UInt64, to: UInt64)] = []
+        var applied: UInt64 = 0
+    }
+
+    /// Folds the next chunk of the log into memory. The projections are split into one
+    /// group per core (by ``Projection/foldCost``), each group folded on its own thread in
+    /// its own read snapshot, reading the log itself: the groups share nothing but the log,
+    /// whose events up to the first snapshot's head are the same in every snapshot.
+    func fold(_ pending: [any Projection], _ options: RebuildOptions,
+              _ report: (UInt64, UInt64, UInt64) -> Void) throws -> Chunk {
+        let groups = Self.partition(pending, into: min(ProcessInfo.processInfo.activeProcessorCount, pending.count))
+        guard groups.count > 1 else { return try foldGroup(pending, options, through: nil, report) }
+        let head = try environment.read { try LogReader(txn: $0, dbs: dbs).head().seq }
+        let share = { var o = options; o.memoryBudget = max(1, options.memoryBudget / groups.count); return o }()
+        let others = OtherThreads(count: groups.count - 1)
+        let build = self
+        for (i, group) in groups.dropFirst().enumerated() {
+            others.start(i) { try build.foldGroup(group, share, through: head) { _, _, _ in } }
+        }
+        let mine = Result { try foldGroup(groups[0], share, through: head, report) }
+        var chunk = try mine.get()
+        for result in others.wait() {
+            let theirs = try result.get()
+            chunk.folds += theirs.folds
+            chunk.applied = max(chunk.applied, theirs.applied)
+        }
+        chunk.folds.sort { a, b in pending.firstIndex { $0.name == a.projection.name }! < pending.firstIndex { $0.name == b.projection.name }! }
+        return chunk
+    }
+
+    /// Splits `projections` into `count` groups of about equal ``Projection/foldCost``
+    /// (greedy, costliest first).
+    static func partition(_ projections: [any Projection], into count: Int) -> [[any Projection]] {
+        guard count > 1 else { return [projections] }
+        var groups = Array(repeating: [any Projection](), count: count), load = Array(repeating: 0, count: count)
+        for p in projections.sorted(by: { $0.foldCost > $1.foldCost }) {
+            let i = load.indices.min { load[$0] < load[$1] }!
+            groups[i].append(p)
+            load[i] += p.foldCost
+        }
+        return groups.filter { !$0.isEmpty }
+    }
+
+    /// Folds `pending` into memory in one read snapshot: each shadow's changes land in an
+    /// overlay over its stored state (over nothing for a shadow still empty, so an action
+    /// proposed and decided within the chunk never reaches LMDB). Stops at `through` (else
+    /// the snapshot's head), after ``RebuildOptions/batchSize`` events, or when the
+    /// overlays reach ``RebuildOptions/memoryBudget``.
+    func foldGroup(_ pending: [any Projection], _ options: RebuildOptions, through bound: UInt64?,
+                   _ report: (UInt64, UInt64, UInt64) -> Void) throws -> Chunk {
+        try environment.read { txn in
+            let reader = LogReader(txn: txn, dbs: dbs)
+            let head = min(try reader.head().seq, bound ?? .max)
+            var stores: [(any Projection, ProjectionStore, Bool)] = []
+            for p in pending {
+                let meta = try shadowMeta(p, txn)
+                let overlay = ProjectionOverlay(), fresh = meta.checkpoint == 0
+                var database = dbs.events, postings: Database?
+                if !fresh {
+                    guard let stored = try registry.store(for: p, meta: meta, in: txn) else {
+                        throw LedgerError(.projectionStale, "the rebuild databases of \(p.name) vanished: another process reset them")
+                    }
+                    database = stored.database
+                    postings = stored.postingDatabase
+                }
+                stores.append((p, ProjectionStore(txn: txn, database: database, databaseCount: p.databases.count,
+                                                  generation: meta.generation, name: p.name, checkpoint: meta.checkpoint,
+                                                  overlay: overlay, memoryOnly: fresh, postingDatabase: postings, log: reader), fresh))
+            }
+            var chunk = Chunk()
+            let from = stores.map(\.1.checkpoint)
+            guard let low = from.min(), low < head else {
+                chunk.folds = zip(stores, from).map { ($0.0, $0.1.overlay!, $0.2, $1, $0.1.checkpoint) }
+                return chunk
+            }
+            var seen: UInt64 = 0
+            try reader.forEachView(from: low + 1) { view, decode in
+                for (p, store, _) in stores where store.checkpoint + 1 == view.seq {
+                    try ProjectionRegistry.apply(view, p, store, decode: decode)
+                }
+                seen += 1
+                guard seen & 0x3FF == 0 else { return seen < options.batchSize && view.seq < head }
+                if seen & 0xFFFF == 0 { report(view.seq, head, seen) }
+                let bytes = stores.reduce(0) { $0 + $1.1.approximateBytes }
+                return seen < options.batchSize && view.seq < head && bytes < options.memoryBudget
+            }
+            for (_, store, _) in stores { try store.flushCache() }
+            chunk.applied = seen
+            chunk.folds = zip(stores, from).map { ($0.0, $0.1.overlay!, $0.2, $1, $0.1.checkpoint) }
+            return chunk
+        }
+    }
+
+    func shadowMeta(_ p: any Projection, _ txn: Transaction) throws -> ProjectionMeta {
+        guard let meta = try registry.meta(p.name, rebuild: true, in: txn), meta.version == p.version else {
+            throw LedgerError(.projectionStale, "the rebuild record of \(p.name) vanished: another process reset it")
+        }
+        return meta
+    }
+
+    /// Writes a chunk into the shadows and records their checkpoints; when the log's head
+    /// is near (what was appended while the chunk folded), folds the rest in this same
+    /// transaction and swaps each shadow in.
+    func write(_ chunk: Chunk, _ txn: Transaction, _ options: RebuildOptions,
+                       resumed: [String: UInt64]) throws -> Step {
+        for (p, overlay, fresh, from, to) in chunk.folds {
+            var meta = try shadowMeta(p, txn)
+            guard meta.checkpoint == from, let store = try registry.store(for: p, meta: meta, in: txn) else {
+                throw LedgerError(.projectionStale, "the rebuild record of \(p.name) moved from seq \(from): another process changed it")
+            }
+            try overlay.write(to: store, append: fresh)
+            meta.checkpoint = to
+            try registry.saveMeta(meta, p.name, rebuild: true, in: txn)
+        }
+        let head = try LogReader(txn: txn, dbs: dbs).head().seq
+        let low = chunk.folds.map(\.to).min() ?? head
+        // The rest is folded under the write lock only when it is short: appenders wait on it.
+        guard head - low <= UInt64(min(options.batchSize, Self.tailUnderLock)) else {
+            return Step(checkpoint: low, head: head)
+        }
+        return try batch(chunk.folds.map(\.projection), txn, options, resumed: resumed)
+    }
+
+    /// The most events folded inside a write transaction (the tail appended while the last
+    /// chunk folded): commands wait for it.
+    static let tailUnderLock = 10_000
+}
+
+/// The threads folding a chunk's other groups: each result is written by its own thread
+/// and read only after ``wait()``, which the group's `leave` orders after every write.
+private final class OtherThreads: @unchecked Sendable {
+    private var results: [Result<ShadowBuild.Chunk, any Error>]
+    private let group = DispatchGroup()
+
+    init(count: Int) { results = Array(repeating: .success(ShadowBuild.Chunk()), count: count) }
+
+    func start(_ i: Int, _ body: @escaping @Sendable () throws -> ShadowBuild.Chunk) {
+        group.enter()
+        Thread.detachNewThread { [self] in
+            results[i] = Result { try body() }
+            group.leave()
+        }
+    }
+
+    func wait() -> [Result<ShadowBuild.Chunk, any Error>] {
+        group.wait()
+        return results
+    }
+}
