@@ -44,16 +44,32 @@ public struct DevicesProjection: Projection {
         switch v.type {
         case .actionReviewed, .actionConfirmed, .actionApproved, .actionDismissed, .actionHeld, .actionEdited:
             guard let device = v.device else { return }
-            let at = v.at
-            try update(v.string(v.person), v.string(device), store) {
-                if $0.lastSeen.map({ $0 < at }) ?? true { $0.lastSeen = at }
-                $0.taps += 1
+            let at = v.at, person = v[v.person], id = v[device]
+            // The key (person ‖ 0 ‖ device) built on the stack: a tap allocates nothing here.
+            try withUnsafeTemporaryAllocation(byteCount: person.count + 1 + id.count, alignment: 1) { k in
+                if person.count > 0 { k.baseAddress!.copyMemory(from: person.baseAddress!, byteCount: person.count) }
+                k[person.count] = 0
+                if id.count > 0 { (k.baseAddress! + person.count + 1).copyMemory(from: id.baseAddress!, byteCount: id.count) }
+                try Self.cache(store).update(UnsafeRawBufferPointer(k), store) {
+                    if $0.lastSeen.map({ $0 < at }) ?? true { $0.lastSeen = at }
+                    $0.taps += 1
+                }
             }
         case .deviceLinked, .deviceRevoked:
+            try store.flushCache()  // links and revocations read and write the stored records
             try apply(try decode(), to: store)
         default:
             break
         }
+    }
+
+    /// The fold's decoded records (see ``DevicesCache``).
+    static func cache(_ store: ProjectionStore) -> DevicesCache {
+        // A store serves one projection, so a devices store's cache is this one's.
+        if let cache = store.foldCache { return unsafeDowncast(cache, to: DevicesCache.self) }
+        let cache = DevicesCache()
+        store.foldCache = cache
+        return cache
     }
 
     static func key(_ person: String, _ device: String) -> [UInt8] {
