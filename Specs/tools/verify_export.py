@@ -133,7 +133,17 @@ def p256_verify(spki, raw, msg):
 
 RP = "\0relying_party"  # kept beside the devices: no device id can spell it
 
-def check_proofs(e, store, devices):
+def sign_count_problem(p, counts):
+    # statements.md §2.5: once a key has shown a non-zero signature counter (authenticatorData
+    # bytes 33..36, big-endian), each later assertion of it must show a greater one.
+    if p["format"] != "webauthn": return None
+    count = int.from_bytes(bytes.fromhex(p["authenticator_data"])[33:37], "big")
+    last = counts.get(p["key_fingerprint"])
+    if last is not None and count <= last: return "webauthn sign_count %d after %d" % (count, last)
+    if count: counts[p["key_fingerprint"]] = count
+    return None
+
+def check_proofs(e, store, devices, counts):
     """statements.md §1.1-§2: keyed links' introductions, and every keyed device's proof. Returns a problem or None."""
     t, d = e["type"], e["data"]
     if t == "device.linked":
@@ -174,7 +184,7 @@ def check_proofs(e, store, devices):
         dev["key"] = k
         return None
     if t == "tap.refused":
-        return check_refusal(e, store, devices.get(e.get("device")), devices.get(RP))
+        return check_refusal(e, store, devices.get(e.get("device")), devices.get(RP)) or sign_count_problem(d["proof"], counts)
     if t == "store.relying_party":
         devices[RP] = d  # the relying party in force from here (statements.md §2.4)
         return None
@@ -191,7 +201,7 @@ def check_proofs(e, store, devices):
     if t == "action.edited": lines.append(("text_sha256", sha(d["preview"]["text"])))
     if t == "action.dismissed": lines.append(("reason_sha256", sha(d["reason"])))
     lines[7] = ("claimed_at", iso(ms(p["claimed_at"])))
-    return proof_problem(p, dev["key"], statement("actionledger-statement-v1", lines), devices.get(RP))
+    return proof_problem(p, dev["key"], statement("actionledger-statement-v1", lines), devices.get(RP)) or sign_count_problem(p, counts)
 
 def check_refusal(e, store, dev, rp):
     # statements.md §2.3: the recorded statement is the one the envelope and proof imply (its
@@ -294,7 +304,7 @@ def main(argv):
         signed = "%s\n%d\n%s\n%s\n%s\n" % (cp["format"], cp["log_size"], cp["head_hash"], cp["time"], cp["key_id"])
         Ed25519PublicKey.from_public_bytes(raw).verify(bytes.fromhex(cp["signature"]), signed.encode("ascii"))
         checkpoint = (cp["log_size"], cp["head_hash"])
-    prev, seq, store, devices = bytes(32), 0, None, {}
+    prev, seq, store, devices, counts = bytes(32), 0, None, {}, {}
     for line in open(argv[1], "rb"):
         e = json.loads(line)
         if e["seq"] != seq + 1: print("seq %d: missing" % (seq + 1)); return 1
@@ -306,7 +316,7 @@ def main(argv):
             if hashlib.sha256(preview(e["data"]["preview"])).hexdigest() != e["data"]["content_hash"]:
                 print("seq %d: content_hash mismatch" % e["seq"]); return 1
         store = store or h.hex()  # the store id: the chain hash of seq 1 (statements.md §2)
-        problem = check_proofs(e, store, devices)
+        problem = check_proofs(e, store, devices, counts)
         if problem: print("seq %d: %s" % (e["seq"], problem)); return 1
         if checkpoint and checkpoint[0] == e["seq"] and checkpoint[1] != h.hex():
             print("seq %d: does not extend the checkpoint" % e["seq"]); return 1

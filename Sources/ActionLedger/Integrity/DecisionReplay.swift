@@ -38,6 +38,8 @@ public struct DecisionReplay {
     private var storeId: Digest??
     /// The WebAuthn relying party in force (`store.relying_party`).
     private var rp: RelyingParty?
+    /// Each WebAuthn key's last accepted non-zero signature counter.
+    private var signCounts = SignCounts()
     /// The org each person is bound to (policy.md `person.one_org`).
     var personOrgs: [String: String] = [:]
     /// Every linked device as it stands at the current seq (DecisionReplay+Devices).
@@ -182,6 +184,7 @@ public struct DecisionReplay {
             throw fail("action.propose", "action \(id) was never proposed", .unknownAction)
         }
         guard judge else {
+            signCounts.fold(event)
             state.apply(event)
             keep(state)
             return nil
@@ -276,6 +279,7 @@ public struct DecisionReplay {
                     throw fail("proof", "signed over content \(p.contentHash.hex.prefix(12)), not the action's", .staleContent)
                 }
             }
+            do { try signCounts.accept(event) } catch let e as LedgerError { throw fail("proof", e.message, e.code) }
         } catch let e as LedgerError {
             throw fail(Self.claimedRule(event), e.message, e.code)
         }

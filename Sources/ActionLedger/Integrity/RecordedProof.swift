@@ -90,6 +90,8 @@ struct ProofScan {
     private var storeId: Digest?
     private var rp: RelyingParty?
     private var devices: [String: DeviceState] = [:]
+    /// Each WebAuthn key's last accepted non-zero counter (SignCount).
+    private(set) var signCounts = SignCounts()
     private(set) var checked = 0
 
     /// - throws: `integrity_failure` naming the seq, with the proof's `problem`.
@@ -119,11 +121,14 @@ struct ProofScan {
             case .relyingParty(let r):
                 rp = r
             default:
-                guard let id = event.device, let device = devices[id], event.payload.proof != nil || device.key != nil,
-                      RecordedProof.statement(event, event.payload.proof ?? Self.none, storeId: .zero) != nil else { return }
-                try RecordedProof.check(event, device: device, storeId: storeId, rp: rp)
-                checked += 1
+                if let id = event.device, let device = devices[id], event.payload.proof != nil || device.key != nil,
+                   RecordedProof.statement(event, event.payload.proof ?? Self.none, storeId: .zero) != nil {
+                    try RecordedProof.check(event, device: device, storeId: storeId, rp: rp)
+                    checked += 1
+                }
             }
+            // After the signature, as WebAuthn orders it: a counter that does not rise.
+            try signCounts.accept(event)
         } catch let e as LedgerError {
             var details: JSONObject = ["seq": .number(Double(event.seq)), "problem": e.details["problem"] ?? .string(e.code.rawValue)]
             details["proof_code"] = .string(e.code.rawValue)
@@ -146,6 +151,8 @@ extension Ledger {
                 try scan.check(stored)
                 return true
             }
+            // The engine judges counters by meta's records: they must be the log's.
+            if try MetaLayout.layout(reader.dbs, reader.txn) >= 3 { try scan.signCounts.compare(with: reader) }
             return scan.checked
         }
     }
