@@ -44,10 +44,12 @@ public struct DecisionReplay {
     var personOrgs: [String: String] = [:]
     /// Every linked device as it stands at the current seq (DecisionReplay+Devices).
     var devices: [String: DeviceState] = [:]
+    /// Each person's recovery key in force (DecisionReplay+Devices).
+    var recoveryKeys: [String: RecoveryKeys.InForce] = [:]
     private var live: [String: ActionState] = [:]
     private var day: Int64 = .min
     private var autoShipsToday: [String: Int] = [:]
-    private var previous: Event?
+    var previous: Event?
     /// Set by a proposal the policy ships at once: the next event must be its auto-ship.
     private var expectedAutoShip: (actionId: String, commandId: String, rule: String)?
 
@@ -97,7 +99,9 @@ public struct DecisionReplay {
         if judge {
             if let p = previous {
                 if event.at < p.at { throw fail("time.monotonic", "recorded at \(event.at.iso8601), before seq \(p.seq)") }
+                // Two events share a command: a proposal and its auto-ship, a first keyed link and her recovery key.
                 if event.commandId == p.commandId, !(event.type == .actionAutoShipped && p.type == .actionProposed),
+                   !(event.type == .personRecoveryKeySet && p.type == .deviceLinked),
                    event.type != .tapRefused, p.type != .tapRefused {
                     throw fail("command.unique", "command id \(event.commandId) already produced seq \(p.seq)")
                 }
@@ -134,7 +138,7 @@ public struct DecisionReplay {
             latest = p
             policies[event.org] = p
             return nil
-        case .deviceLinked, .deviceRevoked, .deviceKeyRotated:
+        case .deviceLinked, .deviceRevoked, .deviceKeyRotated, .recoveryKeySet:
             try applyDevice(event, reader: reader, judge: judge, fail)
             return nil
         default:

@@ -127,7 +127,7 @@ public struct TodayProjection: Projection {
             }
         case .actionApproved, .actionAutoShipped, .actionDismissed, .actionExpired:
             try remove(try itemKey(v), v.type, store)
-        case .actionExecuted, .actionFailed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .storeCreated, .tapRefused, .storeRelyingParty, .tokenIssued, .tokenRevoked:
+        case .actionExecuted, .actionFailed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .personRecoveryKeySet, .storeCreated, .tapRefused, .storeRelyingParty, .tokenIssued, .tokenRevoked:
             return
         case .actionProposed:
             let f = try v.proposalFacts()
@@ -174,7 +174,7 @@ public struct TodayProjection: Projection {
             try remove(Array(try actionId(event).utf8), event.type, store)
         case .policySet(let document):
             try rerank(under: document, org: event.org, store)
-        case .executed, .failed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .storeCreated, .tapRefused, .relyingParty, .tokenIssued, .tokenRevoked:
+        case .executed, .failed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .recoveryKeySet, .storeCreated, .tapRefused, .relyingParty, .tokenIssued, .tokenRevoked:
             break  // not pending: nothing in the feed changes
         }
     }
