@@ -212,6 +212,30 @@ extension RecoveryKeyTests {
         _ = try g.ledger.verifyProofs()
     }
 
+    /// The engine reads her recovery key through `meta`'s `recovery/PERSON`: `verify --deep`
+    /// rederives it, and names one altered or added.
+    @Test func theRecoveryPointerIsAnIndexRecord() throws {
+        let t = try keyedStore()
+        let phone = TestDeviceKey(), recovery = TestDeviceKey()
+        try t.ledger.linkFirst("iphone", phone, recovery: recovery)
+        try t.ledger.setRecovery(TestDeviceKey(), signer: recovery, device: nil)
+        func meta(_ body: (LogIndex, Transaction) throws -> Void) throws {
+            try t.ledger.environment.write { txn in try body(LogDatabases.open(txn)!.meta, txn) }
+        }
+        let first = try #require(try t.ledger.read { try $0.head().seq }) - 1
+        try meta { m, txn in try m.put(txn, key: MetaKey.recovery("quinn"), value: Keys.u64(first)) }
+        let altered = try requireLedgerError(.integrityFailure) { try t.ledger.verifyProofs() }
+        #expect(altered.details["problem"] == "index_mismatch" && altered.details["key"] == "recovery/quinn", "\(altered)")
+        try meta { m, txn in
+            try m.put(txn, key: MetaKey.recovery("quinn"), value: Keys.u64(first + 1))
+            try m.put(txn, key: MetaKey.recovery("rhea"), value: Keys.u64(first + 1))
+        }
+        let added = try requireLedgerError(.integrityFailure) { try t.ledger.verifyProofs() }
+        #expect(added.details["key"] == "recovery/rhea", "\(added)")
+        try meta { m, txn in _ = try m.delete(txn, key: MetaKey.recovery("rhea")) }
+        _ = try t.ledger.verifyProofs()
+    }
+
     /// Her own recovery key, used while a keyed device of hers is unrevoked.
     @Test func aRecoveryBesideAWorkingDeviceIsCaughtOffline() throws {
         let t = try keyedStore()
