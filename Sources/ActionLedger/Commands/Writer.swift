@@ -188,7 +188,7 @@ final class Writer: @unchecked Sendable {
             let lagging = try environment.read { txn in
                 try registry.lags(txn, dbs, head: try LogReader(txn: txn, dbs: dbs).head().seq, bound: registry.maxLag)
             }
-            if lagging { try environment.write { txn in try registry.foldLagging(txn, dbs) } }
+            if lagging { _ = try environment.write { txn in try registry.foldLagging(txn, dbs) } }
         } catch {
             // Nothing to do: the next commit folds (its bound is at most groupFoldBound).
         }

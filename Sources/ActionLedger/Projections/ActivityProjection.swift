@@ -3,11 +3,12 @@
 ///
 /// Postings: `timeline` (id = the person) → time ‖ seq.
 public struct ActivityProjection: Projection {
-    public let name = "activity"
+    // Computed, not stored: the struct stays empty, so the fold copies it (an existential) without retaining anything.
+    public var name: String { "activity" }
     // 3: postings only; lines rendered from the log.
-    public let version: UInt32 = 3
-    public let databases: [String] = []
-    public let postings = ["timeline"]
+    public var version: UInt32 { 3 }
+    public var databases: [String] { [] }
+    public var postings: [String] { ["timeline"] }
 
     public init() {}
 

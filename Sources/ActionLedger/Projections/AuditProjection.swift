@@ -8,11 +8,12 @@
 /// Database `policies`: seq (8 BE) → policy version (8 BE) of every `policy.set`, to name
 /// the version in force for events that do not carry their own.
 public struct AuditProjection: Projection {
-    public let name = "audit"
+    // Computed, not stored: the struct stays empty, so the fold copies it (an existential) without retaining anything.
+    public var name: String { "audit" }
     // 3: postings (pointers) instead of copied entries; rows rendered from the log.
-    public let version: UInt32 = 3
-    public let databases = ["policies"]
-    public let postings = ["by_actor", "by_device", "by_time", "by_specialist", "by_surface"]
+    public var version: UInt32 { 3 }
+    public var databases: [String] { ["policies"] }
+    public var postings: [String] { ["by_actor", "by_device", "by_time", "by_specialist", "by_surface"] }
     static let policies = 0
     static let byActor = 0, byDevice = 1, byTime = 2, bySpecialist = 3, bySurface = 4
 

@@ -4,11 +4,12 @@
 ///
 /// Postings (time ‖ seq): `by_time` (one list), `by_person` (id = the person).
 public struct AutoShippedProjection: Projection {
-    public let name = "autoshipped"
+    // Computed, not stored: the struct stays empty, so the fold copies it (an existential) without retaining anything.
+    public var name: String { "autoshipped" }
     // 3: postings only; records rendered from the log.
-    public let version: UInt32 = 3
-    public let databases: [String] = []
-    public let postings = ["by_time", "by_person"]
+    public var version: UInt32 { 3 }
+    public var databases: [String] { [] }
+    public var postings: [String] { ["by_time", "by_person"] }
     static let byTime = 0, byPerson = 1
 
     public init() {}

@@ -4,10 +4,11 @@
 /// Database `devices`: person ‖ 0x00 ‖ device id → ``DeviceRecord``. A device acts only
 /// for its own person (the policy refuses others), so an event's person finds its device.
 public struct DevicesProjection: Projection {
-    public let name = "devices"
+    // Computed, not stored: the struct stays empty, so the fold copies it (an existential) without retaining anything.
+    public var name: String { "devices" }
     // 2: the logical databases share one LMDB database (ProjectionStore).
-    public let version: UInt32 = 2
-    public let databases = ["devices"]
+    public var version: UInt32 { 2 }
+    public var databases: [String] { ["devices"] }
 
     public init() {}
 

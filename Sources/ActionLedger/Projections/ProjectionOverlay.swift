@@ -7,43 +7,72 @@
 /// entries. Nothing is written to LMDB, so a read-only transaction can do it.
 final class ProjectionOverlay {
     /// Physical key (range byte ‖ key) → value, or nil where the replay deleted a stored entry.
-    private(set) var entries: [[UInt8]: [UInt8]?] = [:]
+    private var entries: [ByteKey: [UInt8]?] = [:]
     /// The keys in LMDB's order, sorted on the first scan after a new key.
     private var sortedKeys: [[UInt8]]?
     /// Replayed postings by family ‖ id, in the order they were filed (seq order).
-    private(set) var postings: [[UInt8]: [ProjectionStore.Posting]] = [:]
+    private(set) var postings = PostingBuffer()
     /// With `digestOnly`, postings are not kept: only each list's digest and count, so a
     /// fold of the whole log in memory (`rebuild --verify`) holds memory ∝ lists, not events.
     let digestOnly: Bool
     private(set) var listDigests: [[UInt8]: ProjectionStore.ListDigest] = [:]
+    /// The bytes of keys and values held (a rebuild's memory budget counts them).
+    private(set) var entryBytes = 0
 
     init(digestOnly: Bool = false) { self.digestOnly = digestOnly }
 
+    /// What the overlay holds, roughly, in bytes: entries (with a map slot's overhead) and postings.
+    var approximateBytes: Int { entryBytes + entries.count * 48 + postings.approximateBytes }
+
     func post(_ key: UnsafeRawBufferPointer, _ posting: ProjectionStore.Posting) {
-        guard digestOnly else { return postings[Array(key), default: []].append(posting) }
+        guard digestOnly else { return postings.append(key, posting) }
         let term = posting.withBytes { ProjectionStore.postingHash(key, $0) }
         listDigests[Array(key), default: .init()].add(term)
     }
 
     /// The overlay's verdict on `key`: `.some(value)`, `.some(nil)` when deleted, nil when untouched.
     func lookup(_ key: UnsafeRawBufferPointer) -> [UInt8]?? {
-        entries[Array(key)]
+        entries[ByteKey(key)]
     }
 
     /// Forgets `key` altogether (a memory-only fold: nothing is stored beneath to hide).
     func remove(_ key: UnsafeRawBufferPointer) {
-        if entries.removeValue(forKey: Array(key)) != nil { sortedKeys = nil }
+        guard let old = entries.removeValue(forKey: ByteKey(key)) else { return }
+        entryBytes -= key.count + (old?.count ?? 0)
+        sortedKeys = nil
     }
 
     func set(_ key: UnsafeRawBufferPointer, _ value: [UInt8]?) {
-        if entries.updateValue(value, forKey: Array(key)) == nil { sortedKeys = nil }
+        if let old = entries.updateValue(value, forKey: ByteKey(key)) {
+            entryBytes += (value?.count ?? 0) - (old?.count ?? 0)
+        } else {
+            entryBytes += key.count + (value?.count ?? 0)
+            sortedKeys = nil
+        }
     }
 
     var keys: [[UInt8]] {
         if let sortedKeys { return sortedKeys }
-        let sorted = entries.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        let sorted = entries.keys.map(\.bytes).sorted(by: bytesPrecede)
         sortedKeys = sorted
         return sorted
+    }
+
+    /// Writes the overlay into `store`'s databases (a rebuild's chunk): entries in key
+    /// order (deletions where the fold removed a stored entry), then the postings. With
+    /// `append` the database was empty, so every key goes at its right edge (`MDB_APPEND`).
+    func write(to store: ProjectionStore, append: Bool) throws {
+        precondition(store.overlay == nil && !digestOnly, "an overlay is written to a stored projection")
+        for k in keys {
+            guard case let value?? = entries[ByteKey(bytes: k)] else {
+                try store.txn.delete(store.database, key: k)
+                continue
+            }
+            try store.txn.put(store.database, key: k, value: value, flags: append ? .append : [])
+        }
+        guard !postings.isEmpty else { return }
+        guard let db = store.postingDatabase else { throw LedgerError(.projectionStale, "\(store.name) has no posting database") }
+        try store.write(postings, to: db)
     }
 
     /// Walks range `tag` of `database` and of the overlay together, in key order (or
@@ -72,7 +101,7 @@ final class ProjectionOverlay {
             if takeOverlay, let o {
                 if let c, c.key.elementsEqual(o) { try advanceStored() }
                 i += reverse ? -1 : 1
-                guard case let value?? = entries[o] else { continue }
+                guard case let value?? = entries[ByteKey(bytes: o)] else { continue }
                 let more = try o.withUnsafeBytes { k in
                     try value.withUnsafeBytes { v in try body(UnsafeRawBufferPointer(rebasing: k.dropFirst()), v) }
                 }
@@ -99,5 +128,45 @@ final class ProjectionOverlay {
         if !reverse { return partition(from ?? [tag], strictly: false) }
         if let from { return partition(from, strictly: true) - 1 }
         return tag == 255 ? keys.count - 1 : partition([tag + 1], strictly: false) - 1
+    }
+}
+
+/// A byte string as a dictionary key. Keys of up to 32 bytes (an action id, a feed key, a
+/// device key: nearly all of them) are held inline, so a lookup allocates nothing; they
+/// hash as four words in one pass instead of byte by byte as `[UInt8]` would.
+struct ByteKey: Hashable {
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    private let count: Int
+    private var heap: [UInt8]?
+
+    init(_ b: UnsafeRawBufferPointer) {
+        count = b.count
+        if count <= 32 {
+            if count > 0 { withUnsafeMutableBytes(of: &words) { $0.baseAddress!.copyMemory(from: b.baseAddress!, byteCount: count) } }
+        } else {
+            heap = Array(b)
+        }
+    }
+
+    init(bytes: [UInt8]) {
+        self = bytes.withUnsafeBytes { ByteKey($0) }
+    }
+
+    var bytes: [UInt8] {
+        if let heap { return heap }
+        return withUnsafeBytes(of: words) { Array($0.prefix(count)) }
+    }
+
+    func hash(into h: inout Hasher) {
+        if let heap { return heap.withUnsafeBytes { h.combine(bytes: $0) } }
+        h.combine(count)
+        h.combine(words.0)
+        h.combine(words.1)
+        h.combine(words.2)
+        h.combine(words.3)
+    }
+
+    static func == (a: ByteKey, b: ByteKey) -> Bool {
+        a.count == b.count && a.words == b.words && a.heap == b.heap
     }
 }

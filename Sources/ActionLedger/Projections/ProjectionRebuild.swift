@@ -5,8 +5,12 @@ public struct RebuildOptions: Sendable {
     /// Fold the log into memory and compare it with the live projection, in one read
     /// snapshot: nothing is written, nothing swapped.
     public var verify = false
-    /// Events applied per write transaction: bounds how long appenders wait on the rebuild.
-    public var batchSize = 10_000
+    /// Events folded per chunk at most. A chunk is folded in memory in a read snapshot (no
+    /// writer waits on it) and written in one write transaction.
+    public var batchSize = 1_000_000
+    /// Bytes a chunk's in-memory state may reach before it is written: bounds the heap,
+    /// whatever the log's length, and how long one chunk's write holds the writer.
+    public var memoryBudget = 16 << 20
     /// Sleep between batches (tests use it to interrupt a rebuild mid-way).
     public var pauseMilliseconds = 0
 
@@ -85,6 +89,7 @@ extension Ledger {
             }
         } ?? registry.projections
         guard options.batchSize > 0 else { throw LedgerError(.invalidInput, "batch size must be positive") }
+        guard options.memoryBudget > 0 else { throw LedgerError(.invalidInput, "the memory budget must be positive") }
         if options.verify { return try verifyInMemory(selected, progress: progress) }
         let lock = try RebuildLock(ledgerPath: environment.path)
         defer { withExtendedLifetime(lock) {} }
@@ -107,19 +112,114 @@ struct ShadowBuild {
         let clock = ContinuousClock.now
         var applied: UInt64 = 0
         var results: [String: RebuildResult] = [:]
+        func report(_ checkpoint: UInt64, _ head: UInt64, _ more: UInt64) {
+            progress(RebuildProgress(checkpoint: checkpoint, head: head, applied: applied + more,
+                                     elapsed: (ContinuousClock.now - clock) / .seconds(1)))
+        }
         while results.count < projections.count {
             let pending = projections.filter { results[$0.name] == nil }
-            let step = try environment.write { txn in try batch(pending, txn, options, resumed: resumed) }
+            let chunk = try fold(pending, options, report)
+            applied += chunk.applied
+            let step = try environment.write { txn in try write(chunk, txn, options, resumed: resumed) }
             applied += step.applied
             for r in step.finished { results[r.projection] = r }
-            let elapsed = (ContinuousClock.now - clock) / .seconds(1)
-            progress(RebuildProgress(checkpoint: step.checkpoint, head: step.head, applied: applied, elapsed: elapsed))
+            report(step.checkpoint, step.head, 0)
             if options.pauseMilliseconds > 0, results.count < projections.count {
                 usleep(useconds_t(options.pauseMilliseconds * 1000))
             }
         }
         return projections.compactMap { results[$0.name] }
     }
+
+    /// What one chunk folded: per projection, its state's changes in memory and the seqs it spans.
+    struct Chunk {
+        var folds: [(projection: any Projection, overlay: ProjectionOverlay, fresh: Bool, from: UInt64, to: UInt64)] = []
+        var applied: UInt64 = 0
+    }
+
+    /// Folds the next chunk of the log into memory, in one read snapshot: each shadow's
+    /// changes land in an overlay over its stored state (over nothing for a shadow still
+    /// empty, so an action proposed and decided within the chunk never reaches LMDB).
+    /// Stops at the snapshot's head, after ``RebuildOptions/batchSize`` events, or when
+    /// the overlays reach ``RebuildOptions/memoryBudget``.
+    private func fold(_ pending: [any Projection], _ options: RebuildOptions,
+                      _ report: (UInt64, UInt64, UInt64) -> Void) throws -> Chunk {
+        try environment.read { txn in
+            let reader = LogReader(txn: txn, dbs: dbs)
+            let head = try reader.head().seq
+            var stores: [(any Projection, ProjectionStore, Bool)] = []
+            for p in pending {
+                let meta = try shadowMeta(p, txn)
+                let overlay = ProjectionOverlay(), fresh = meta.checkpoint == 0
+                var database = dbs.events, postings: Database?
+                if !fresh {
+                    guard let stored = try registry.store(for: p, meta: meta, in: txn) else {
+                        throw LedgerError(.projectionStale, "the rebuild databases of \(p.name) vanished: another process reset them")
+                    }
+                    database = stored.database
+                    postings = stored.postingDatabase
+                }
+                stores.append((p, ProjectionStore(txn: txn, database: database, databaseCount: p.databases.count,
+                                                  generation: meta.generation, name: p.name, checkpoint: meta.checkpoint,
+                                                  overlay: overlay, memoryOnly: fresh, postingDatabase: postings, log: reader), fresh))
+            }
+            var chunk = Chunk()
+            let from = stores.map(\.1.checkpoint)
+            guard let low = from.min(), low < head else {
+                chunk.folds = zip(stores, from).map { ($0.0, $0.1.overlay!, $0.2, $1, $0.1.checkpoint) }
+                return chunk
+            }
+            var seen: UInt64 = 0
+            try reader.forEachView(from: low + 1) { view, decode in
+                for (p, store, _) in stores where store.checkpoint + 1 == view.seq {
+                    try ProjectionRegistry.apply(view, p, store, decode: decode)
+                }
+                seen += 1
+                guard seen & 0x3FF == 0 else { return seen < options.batchSize && view.seq < head }
+                if seen & 0xFFFF == 0 { report(view.seq, head, seen) }
+                let bytes = stores.reduce(0) { $0 + $1.1.approximateBytes }
+                return seen < options.batchSize && view.seq < head && bytes < options.memoryBudget
+            }
+            for (_, store, _) in stores { try store.flushCache() }
+            chunk.applied = seen
+            chunk.folds = zip(stores, from).map { ($0.0, $0.1.overlay!, $0.2, $1, $0.1.checkpoint) }
+            return chunk
+        }
+    }
+
+    private func shadowMeta(_ p: any Projection, _ txn: Transaction) throws -> ProjectionMeta {
+        guard let meta = try registry.meta(p.name, rebuild: true, in: txn), meta.version == p.version else {
+            throw LedgerError(.projectionStale, "the rebuild record of \(p.name) vanished: another process reset it")
+        }
+        return meta
+    }
+
+    /// Writes a chunk into the shadows and records their checkpoints; when the log's head
+    /// is near (what was appended while the chunk folded), folds the rest in this same
+    /// transaction and swaps each shadow in.
+    private func write(_ chunk: Chunk, _ txn: Transaction, _ options: RebuildOptions,
+                       resumed: [String: UInt64]) throws -> Step {
+        for (p, overlay, fresh, from, to) in chunk.folds {
+            var meta = try shadowMeta(p, txn)
+            guard meta.checkpoint == from, let store = try registry.store(for: p, meta: meta, in: txn) else {
+                throw LedgerError(.projectionStale, "the rebuild record of \(p.name) moved from seq \(from): another process changed it")
+            }
+            try overlay.write(to: store, append: fresh)
+            meta.checkpoint = to
+            try registry.saveMeta(meta, p.name, rebuild: true, in: txn)
+        }
+        let head = try LogReader(txn: txn, dbs: dbs).head().seq
+        let low = chunk.folds.map(\.to).min() ?? head
+        // The rest is folded under the write lock only when it is short: appenders wait on it.
+        guard head - low <= UInt64(min(options.batchSize, Self.tailUnderLock)) else {
+            return Step(checkpoint: low, head: head)
+        }
+        return try batch(chunk.folds.map(\.projection), txn, options, resumed: resumed)
+    }
+
+    /// The most events folded inside a write transaction (the tail appended while the last
+    /// chunk folded): commands wait for it.
+    static let tailUnderLock = 10_000
 
     /// Resumes each shadow of the code's version, or starts it empty; returns where each starts.
     private func start() throws -> [String: UInt64] {
@@ -153,8 +253,8 @@ struct ShadowBuild {
         var finished: [RebuildResult] = []
     }
 
-    /// One bounded write transaction: applies up to a batch of events to every pending
-    /// shadow, then swaps in each shadow that reached the head.
+    /// In a write transaction: applies the log's short tail to every pending shadow, then
+    /// swaps in each shadow that reached the head.
     private func batch(_ pending: [any Projection], _ txn: Transaction, _ options: RebuildOptions,
                        resumed: [String: UInt64]) throws -> Step {
         let reader = LogReader(txn: txn, dbs: dbs)

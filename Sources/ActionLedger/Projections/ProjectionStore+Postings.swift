@@ -62,8 +62,16 @@ extension ProjectionStore {
                 return true
             }
         }
-        for (k, list) in overlay?.postings ?? [:] {
-            for p in list { k.withUnsafeBytes { kb in p.withBytes { out[k, default: ListDigest()].add(Self.postingHash(kb, $0)) } } }
+        if let buffer = overlay?.postings {
+            for (k, list) in buffer.sortedKeys() {
+                k.withUnsafeBytes { kb in
+                    buffer.lists[list].withUnsafeBytes { all in
+                        for at in stride(from: 0, to: all.count, by: 16) {
+                            out[k, default: ListDigest()].add(Self.postingHash(kb, UnsafeRawBufferPointer(rebasing: all[at..<at + 16])))
+                        }
+                    }
+                }
+            }
         }
         return out
     }
@@ -74,9 +82,9 @@ extension ProjectionStore {
     public func post(_ family: Int, _ id: some Collection<UInt8>, at: Timestamp, seq: UInt64) throws {
         precondition(postingDatabase != nil || overlay != nil, "\(name) declares no postings")
         let posting = Posting(at, seq)
-        try withTaggedKey(UInt8(family), id) { k in
+        withTaggedKey(UInt8(family), id) { k in
             if let overlay { return overlay.post(k, posting) }
-            posting.withBytes { pendingPostings[ListKey(k), default: []].append(contentsOf: $0) }
+            pendingPostings.append(k, posting)
         }
     }
 
@@ -86,19 +94,26 @@ extension ProjectionStore {
     /// - throws: `projection_stale` when a list's new postings do not follow its last one
     ///   (a fold applied out of order).
     public func flushPostings() throws {
+        try flushCache()
         guard !pendingPostings.isEmpty, let postingDatabase else { return }
+        try write(pendingPostings, to: postingDatabase)
+        pendingPostings.removeAllPostings()
+    }
+
+    /// Writes `buffer`'s lists in key order, each list's postings in one
+    /// `MDB_MULTIPLE | MDB_APPENDDUP` put at its right edge.
+    func write(_ buffer: PostingBuffer, to postingDatabase: Database) throws {
         let cursor = try Cursor(txn, postingDatabase)
         defer { cursor.close() }
-        for key in pendingPostings.keys.sorted(by: { bytesPrecede($0.bytes, $1.bytes) }) {
+        for (key, list) in buffer.sortedKeys() {
             do {
-                try key.bytes.withUnsafeBytes { k in
-                    try pendingPostings[key]!.withUnsafeBytes { try cursor.putDuplicates(key: k, items: $0, size: 16, flags: .appendDuplicate) }
+                try key.withUnsafeBytes { k in
+                    try buffer.lists[list].withUnsafeBytes { try cursor.putDuplicates(key: k, items: $0, size: 16, flags: .appendDuplicate) }
                 }
             } catch let e as LMDBError where e.code == LMDBError.keyExists {
-                throw LedgerError(.projectionStale, "\(name): postings of list \(PageToken(key.bytes)) do not follow its last one")
+                throw LedgerError(.projectionStale, "\(name): postings of list \(PageToken(key)) do not follow its last one")
             }
         }
-        pendingPostings.removeAll(keepingCapacity: true)
     }
 
     /// Visits the postings of `id` in family `family`, oldest first, from the first at or
@@ -121,8 +136,14 @@ extension ProjectionStore {
                 entry = try cursor.nextDuplicate()
             }
         }
-        for p in overlay?.postings[key] ?? [] where start.map({ ($0.timeBits, $0.seq) <= (p.timeBits, p.seq) }) ?? true {
-            guard try body(p) else { return }
+        guard let buffer = overlay?.postings else { return }
+        let replayed = key.withUnsafeBytes { buffer.postings($0) }
+        try replayed.withUnsafeBytes { all in
+            for at in stride(from: 0, to: all.count, by: 16) {
+                let p = Posting(UnsafeRawBufferPointer(rebasing: all[at..<at + 16]))
+                guard start.map({ ($0.timeBits, $0.seq) <= (p.timeBits, p.seq) }) ?? true else { continue }
+                guard try body(p) else { return }
+            }
         }
     }
 
@@ -143,16 +164,6 @@ extension ProjectionStore {
         try postings(family, id) { _ in n += 1; return true }
         return n
     }
-}
-
-/// A posting list's key (family ‖ id) as a dictionary key, hashed in one call over its
-/// bytes: `[UInt8]`'s own hashing feeds the hasher byte by byte, which a fold filing five
-/// postings per event would pay for every one.
-struct ListKey: Hashable {
-    let bytes: [UInt8]
-    init(_ b: UnsafeRawBufferPointer) { bytes = Array(b) }
-    func hash(into h: inout Hasher) { bytes.withUnsafeBytes { h.combine(bytes: $0) } }
-    static func == (a: ListKey, b: ListKey) -> Bool { a.bytes == b.bytes }
 }
 
 /// LMDB's key order (memcmp, then length), without the generic element-by-element walk of

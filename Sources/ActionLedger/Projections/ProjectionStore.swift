@@ -42,7 +42,10 @@ public final class ProjectionStore {
     var policies: [String: PolicyDocument] = [:]
     /// Postings filed by this fold and not yet written, by family ‖ id: written sorted, one
     /// `MDB_MULTIPLE` put per list, by ``flushPostings()`` (see `ProjectionStore+Postings.swift`).
-    var pendingPostings: [ListKey: [UInt8]] = [:]
+    var pendingPostings = PostingBuffer()
+    /// A projection's typed state for the fold under way (Today's pending actions), written
+    /// back by ``flushCache()`` before anything reads the store.
+    var foldCache: (any FoldCache)?
 
     init(txn: Transaction, database: Database, databaseCount: Int, generation: UInt8, name: String,
          checkpoint: UInt64, overlay: ProjectionOverlay? = nil, memoryOnly: Bool = false,
@@ -79,8 +82,24 @@ public final class ProjectionStore {
 
     /// Lends the value under `key` in database `db`.
     public func withValue<R>(_ db: Int, key: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try flushCache()
+        return try withKey(db, key) { k in try stored(k, body) }
+    }
+
+    /// ``withValue(_:key:_:)`` without writing the fold cache back: for the cache itself.
+    func withStoredValue<R>(_ db: Int, key: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try withKey(db, key) { k in try stored(k, body) }
     }
+
+    /// Writes the fold cache back into the store (see ``foldCache``).
+    public func flushCache() throws {
+        guard let cache = foldCache else { return }
+        foldCache = nil
+        try cache.flush(into: self)
+    }
+
+    /// What the fold holds in memory, roughly: a rebuild's chunk is bounded by it.
+    var approximateBytes: Int { (overlay?.approximateBytes ?? 0) + (foldCache?.approximateBytes ?? 0) + pendingPostings.approximateBytes }
 
     /// Lends the value under a physical key: the overlay's when it has one, else LMDB's.
     @inline(__always)
@@ -142,6 +161,7 @@ public final class ProjectionStore {
     /// with `reverse` its last, when nil); `body` returns false to stop.
     public func scan(_ db: Int, from start: [UInt8]? = nil, reverse: Bool = false,
                      _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try flushCache()
         let tag = UInt8(db)
         if memoryOnly, let overlay {
             return try overlay.mergedScan(nil, tag: tag, from: start.map { [tag] + $0 }, reverse: reverse, stored: nil, body)
@@ -177,9 +197,10 @@ public final class ProjectionStore {
 
     /// Empties every logical database (a reset or a discarded shadow).
     func removeAll() throws {
+        foldCache = nil
         precondition(overlay == nil, "a replay never empties the stored projection")
         try txn.drop(database)
-        pendingPostings.removeAll()
+        pendingPostings = PostingBuffer()
         if let postingDatabase { try txn.drop(postingDatabase) }
     }
 
@@ -214,6 +235,7 @@ public final class ProjectionStore {
     /// query's replay, its overlay's over them.
     /// - throws: `integrity_failure` for a stored key outside every logical database.
     public func entriesDigest() throws -> Digest {
+        try flushCache()
         var d = Digest.zero
         guard overlay == nil else {
             for db in 0..<databaseCount {
@@ -236,4 +258,13 @@ public final class ProjectionStore {
 
     /// The digest of the whole state: entries and postings.
     public func stateDigest() throws -> Digest { try entriesDigest().adding(try postingsDigest()) }
+}
+
+/// A projection's typed state for one fold, written back into its store when the fold
+/// ends or before the store is read (so the stored bytes are the same either way).
+protocol FoldCache: AnyObject {
+    /// Writes every change into `store` (the cache is discarded afterwards).
+    func flush(into store: ProjectionStore) throws
+    /// Memory held, roughly.
+    var approximateBytes: Int { get }
 }

@@ -10,10 +10,11 @@
 /// - `policy`: `policy/ORG` → the org's policy in force, folded from `policy.set` (it decides
 ///   the effective stakes, hence the order and the next tap). A new policy re-ranks the feed.
 public struct TodayProjection: Projection {
-    public let name = "today"
+    // Computed, not stored: the struct stays empty, so the fold copies it (an existential) without retaining anything.
+    public var name: String { "today" }
     // 4: items hold pointers (proposal seq, content seq) and the rank, not the proposal.
-    public let version: UInt32 = 4
-    public let databases = ["items", "feed", "policy"]
+    public var version: UInt32 { 4 }
+    public var databases: [String] { ["items", "feed", "policy"] }
     static let items = 0, feed = 1, policyDB = 2
     static let policyKey = Array("policy".utf8)
 
@@ -84,8 +85,8 @@ public struct TodayProjection: Projection {
             edits = Int(try r.varint())
         }
 
-        func feedValue(_ id: String, _ p: FeedFacts) -> [UInt8] {
-            FeedEntry(actionId: id, heldUntil: heldUntil, expiresAt: p.expiresAt, specialist: p.specialist, kind: p.kind).encoded
+        func feedEntry(_ id: String, _ p: FeedFacts) -> FeedEntry {
+            FeedEntry(actionId: id, heldUntil: heldUntil, expiresAt: p.expiresAt, specialist: p.specialist, kind: p.kind)
         }
 
         var feedKey: [UInt8] {
@@ -106,9 +107,18 @@ public struct TodayProjection: Projection {
     }
 
     /// Reads, in place, the action id of an event the fold changes an item for.
-    private func itemKey(_ v: EventView) throws -> [UInt8] {
+    private func itemId(_ v: EventView) throws -> String {
         guard let id = v.actionId else { throw LedgerError(.corruptEvent, "\(v.type.name) without an action id") }
-        return Array(v[id])
+        return v.string(id)
+    }
+
+    /// The fold's typed state of pending actions (see ``TodayCache``).
+    static func cache(_ store: ProjectionStore) -> TodayCache {
+        // A store serves one projection, so a Today store's cache is Today's.
+        if let cache = store.foldCache { return unsafeDowncast(cache, to: TodayCache.self) }
+        let cache = TodayCache()
+        store.foldCache = cache
+        return cache
     }
 
     /// Taps, edits and decisions read in place; proposals, holds and policies decoded;
@@ -117,16 +127,16 @@ public struct TodayProjection: Projection {
         switch v.type {
         case .actionReviewed, .actionConfirmed:
             let step: TapStep = v.type == .actionReviewed ? .review : .confirm
-            try update(try itemKey(v), v.type, store) { $0.steps.append(step) }
+            try Self.cache(store).update(try itemId(v), v.type, store) { item, _ in item.steps.append(step) }
         case .actionEdited:
             let seq = v.seq
-            try update(try itemKey(v), v.type, store) {
-                $0.contentSeq = seq
-                $0.steps = []
-                $0.edits += 1
+            try Self.cache(store).update(try itemId(v), v.type, store) { item, _ in
+                item.contentSeq = seq
+                item.steps = []
+                item.edits += 1
             }
         case .actionApproved, .actionAutoShipped, .actionDismissed, .actionExpired:
-            try remove(try itemKey(v), v.type, store)
+            try Self.cache(store).remove(try itemId(v), v.type, store)
         case .actionExecuted, .actionFailed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .personRecoveryKeySet, .storeCreated, .tapRefused, .storeRelyingParty, .tokenIssued, .tokenRevoked:
             return
         case .actionProposed:
@@ -135,8 +145,8 @@ public struct TodayProjection: Projection {
             var stakes = Policy.effectiveStakes(f.stakes, kind: kind, surface: v.string(f.surface),
                                                 under: try Self.policy(store, org: v.string(v.org)))
             if let pinned = f.pinnedStakes { stakes = max(stakes, pinned) }
-            try propose(try itemKey(v), Item(person: v.string(v.person), org: v.string(v.org), proposedAt: v.at, seq: v.seq,
-                                             stakes: stakes),
+            try propose(try itemId(v), Item(person: v.string(v.person), org: v.string(v.org), proposedAt: v.at, seq: v.seq,
+                                            stakes: stakes),
                         FeedFacts(expiresAt: f.expiresAt, specialist: v.string(f.specialist), kind: kind), store)
         case .actionHeld, .policySet:
             try apply(try decode(), to: store)
@@ -147,31 +157,28 @@ public struct TodayProjection: Projection {
         switch event.payload {
         case .proposed(let p):
             let stakes = Policy.requirements(of: p, under: try Self.policy(store, org: event.org)).stakes
-            try propose(Array(try actionId(event).utf8),
+            try propose(try actionId(event),
                         Item(person: event.person, org: event.org, proposedAt: event.at, seq: event.seq, stakes: stakes),
                         FeedFacts(expiresAt: p.expiresAt, specialist: p.specialist.name, kind: p.kind), store)
         case .reviewed:
-            try update(Array(try actionId(event).utf8), event.type, store) { $0.steps.append(.review) }
+            try Self.cache(store).update(try actionId(event), event.type, store) { item, _ in item.steps.append(.review) }
         case .confirmed:
-            try update(Array(try actionId(event).utf8), event.type, store) { $0.steps.append(.confirm) }
+            try Self.cache(store).update(try actionId(event), event.type, store) { item, _ in item.steps.append(.confirm) }
         case .held(let h):
-            let id = Array(try actionId(event).utf8)
-            let item = try update(id, event.type, store) { $0.heldUntil = h.until }
             // The hold is in the feed entry too (the query filters on it without reading the item).
-            guard var entry = try store.withValue(Self.feed, key: item.feedKey, { try FeedEntry(decoding: $0) }) else {
-                throw LedgerError(.projectionStale, "no feed entry for pending action \(try actionId(event))")
+            try Self.cache(store).update(try actionId(event), event.type, store) { item, feed in
+                item.heldUntil = h.until
+                feed.heldUntil = h.until
             }
-            entry.heldUntil = h.until
-            try store.put(Self.feed, key: item.feedKey, value: entry.encoded)
         case .edited:
             let seq = event.seq
-            try update(Array(try actionId(event).utf8), event.type, store) {
-                $0.contentSeq = seq
-                $0.steps = []
-                $0.edits += 1
+            try Self.cache(store).update(try actionId(event), event.type, store) { item, _ in
+                item.contentSeq = seq
+                item.steps = []
+                item.edits += 1
             }
         case .approved, .autoShipped, .dismissed, .expired:
-            try remove(Array(try actionId(event).utf8), event.type, store)
+            try Self.cache(store).remove(try actionId(event), event.type, store)
         case .policySet(let document):
             try rerank(under: document, org: event.org, store)
         case .executed, .failed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .recoveryKeySet, .storeCreated, .tapRefused, .relyingParty, .tokenIssued, .tokenRevoked:
@@ -179,16 +186,15 @@ public struct TodayProjection: Projection {
         }
     }
 
-    private func propose(_ id: [UInt8], _ item: Item, _ facts: FeedFacts, _ store: ProjectionStore) throws {
-        try store.insert(Self.items, key: id, value: item.encoded)
-        try store.insert(Self.feed, key: item.feedKey, value: item.feedValue(String(decoding: id, as: UTF8.self), facts))
+    private func propose(_ id: String, _ item: Item, _ facts: FeedFacts, _ store: ProjectionStore) throws {
+        try Self.cache(store).propose(id, item, item.feedEntry(id, facts))
     }
 
     /// The policy the fold holds for `org` (the built-in one until its first `policy.set`),
     /// read once per store: a fold asks for it with every proposal.
     static func policy(_ store: ProjectionStore, org: String) throws -> PolicyDocument {
         if let known = store.policies[org] { return known }
-        let policy = try store.withValue(policyDB, key: policyKey + Array("/\(org)".utf8)) { b in
+        let policy = try store.withStoredValue(policyDB, key: policyKey + Array("/\(org)".utf8)) { b in
             var r = BinaryReader(b)
             return try EventCodec.readPolicy(&r)
         } ?? .builtIn
@@ -201,32 +207,10 @@ public struct TodayProjection: Projection {
         return id
     }
 
-    private func pending(_ id: [UInt8], _ type: EventType, _ store: ProjectionStore) throws -> Item {
-        guard let item = try store.withValue(Self.items, key: id, { try Item(decoding: $0) }) else {
-            throw LedgerError(.projectionStale, "\(type.name) for action \(String(decoding: id, as: UTF8.self)), which is not pending")
-        }
-        return item
-    }
-
-    /// Changes a pending item; its feed key (stakes, time, seq) never changes here.
-    @discardableResult
-    private func update(_ id: [UInt8], _ type: EventType, _ store: ProjectionStore, _ change: (inout Item) -> Void) throws -> Item {
-        var item = try pending(id, type, store)
-        change(&item)
-        try store.put(Self.items, key: id, value: item.encoded)
-        return item
-    }
-
-    /// A decision or expiry: the action leaves the feed.
-    private func remove(_ id: [UInt8], _ type: EventType, _ store: ProjectionStore) throws {
-        let item = try pending(id, type, store)
-        try store.delete(Self.items, key: id)
-        try store.delete(Self.feed, key: item.feedKey)
-    }
-
     /// Stores `org`'s new policy and moves every item of that org whose stakes it changes
     /// (each one's proposal read from the log: policies change rarely).
     private func rerank(under document: PolicyDocument, org: String, _ store: ProjectionStore) throws {
+        try store.flushCache()  // the moves below read and write the stored items
         let old = try Self.policy(store, org: org)
         var w = BinaryWriter(capacity: 64)
         EventCodec.writePolicy(document, &w)

@@ -1,0 +1,103 @@
+import Foundation
+
+/// Postings filed by a fold and not yet written, grouped by list (family ‖ id).
+///
+/// A fold files five to seven postings per event into a few hundred lists (people,
+/// devices, specialists, surfaces), so filing must not allocate or run a general-purpose
+/// hash per posting: list keys are interned once into an arena, found again through an
+/// open-addressing table over a cheap hash of their bytes, and each list's postings are
+/// appended to its own byte buffer (16 bytes each: time bits ‖ seq, big-endian).
+struct PostingBuffer {
+    /// Every interned key's bytes, back to back.
+    private var arena: [UInt8] = []
+    /// Per list: where its key lies in ``arena``, and its hash.
+    private var keySpans: [(offset: Int, count: Int, hash: UInt64)] = []
+    /// Per list: its postings, 16 bytes each, in filing order.
+    private(set) var lists: [[UInt8]] = []
+    /// Open addressing: list index + 1, 0 for an empty slot. A power of two, at most half full.
+    private var slots: [Int32] = Array(repeating: 0, count: 64)
+    /// Postings held (for the fold's memory budget).
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The bytes held, roughly: what a memory budget counts.
+    var approximateBytes: Int { count * 16 + arena.count + keySpans.count * 48 }
+
+    /// Files a posting under `key`.
+    mutating func append(_ key: UnsafeRawBufferPointer, _ posting: ProjectionStore.Posting) {
+        let i = intern(key)
+        withUnsafeBytes(of: (posting.timeBits.bigEndian, posting.seq.bigEndian)) { lists[i].append(contentsOf: $0) }
+        count += 1
+    }
+
+    /// The postings filed under `key` (none when it has none), in filing order.
+    func postings(_ key: UnsafeRawBufferPointer) -> [UInt8] {
+        guard let i = find(key, Self.hash(key)).index else { return [] }
+        return lists[i]
+    }
+
+    /// The list keys with postings, in LMDB's key order (memcmp, then length).
+    func sortedKeys() -> [(key: [UInt8], list: Int)] {
+        var out = keySpans.indices.filter { !lists[$0].isEmpty }.map { (key: key(at: $0), list: $0) }
+        out.sort { bytesPrecede($0.key, $1.key) }
+        return out
+    }
+
+    /// Forgets the postings but keeps the interned keys (a fold files into the same lists again).
+    mutating func removeAllPostings() {
+        for i in lists.indices { lists[i].removeAll(keepingCapacity: lists[i].count <= 4096) }
+        count = 0
+    }
+
+    private func key(at i: Int) -> [UInt8] {
+        let s = keySpans[i]
+        return Array(arena[s.offset..<s.offset + s.count])
+    }
+
+    /// FNV-1a over the key's bytes: keys are short (an id and a family byte).
+    static func hash(_ key: UnsafeRawBufferPointer) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in key { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return h
+    }
+
+    /// The slot holding `key`'s list, or the empty slot where it would go.
+    private func find(_ key: UnsafeRawBufferPointer, _ hash: UInt64) -> (slot: Int, index: Int?) {
+        let mask = slots.count - 1
+        var s = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let entry = Int(slots[s])
+            if entry == 0 { return (s, nil) }
+            let span = keySpans[entry - 1]
+            if span.hash == hash, span.count == key.count, arena.withUnsafeBytes({ a in
+                key.count == 0 || memcmp(a.baseAddress! + span.offset, key.baseAddress!, key.count) == 0
+            }) {
+                return (s, entry - 1)
+            }
+            s = (s + 1) & mask
+        }
+    }
+
+    private mutating func intern(_ key: UnsafeRawBufferPointer) -> Int {
+        let h = Self.hash(key)
+        let (slot, found) = find(key, h)
+        if let found { return found }
+        keySpans.append((arena.count, key.count, h))
+        arena.append(contentsOf: key)
+        lists.append([])
+        slots[slot] = Int32(keySpans.count)
+        if keySpans.count * 2 > slots.count { grow() }
+        return keySpans.count - 1
+    }
+
+    private mutating func grow() {
+        slots = Array(repeating: 0, count: slots.count * 2)
+        let mask = slots.count - 1
+        for (i, span) in keySpans.enumerated() {
+            var s = Int(truncatingIfNeeded: span.hash) & mask
+            while slots[s] != 0 { s = (s + 1) & mask }
+            slots[s] = Int32(i + 1)
+        }
+    }
+}
