@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Builds and checks Specs/vectors/statements.json from Specs/statements.md alone.
+"""Builds and checks Specs/vectors/statements.json from Specs/statements.md alone (tap, link,
+rotation, recovery-key and recovery link statements).
 
   python3 Specs/tools/statement_vectors.py          # check every vector (exit 1 on a mismatch)
   python3 Specs/tools/statement_vectors.py --write  # rewrite the file (new random signatures)
@@ -15,6 +16,7 @@ PATH = pathlib.Path(__file__).resolve().parent.parent / "vectors" / "statements.
 # The test key: the scalar is SHA-256 of this text (below the P-256 order, so valid).
 SEED_TEXT = b"actionledger statement test key 1"
 TAP_DOMAIN, LINK_DOMAIN, ROTATE_DOMAIN = "actionledger-statement-v1", "actionledger-link-v1", "actionledger-rotate-v1"
+RECOVERY_KEY_DOMAIN, RECOVERY_LINK_DOMAIN = "actionledger-recovery-key-v1", "actionledger-recovery-link-v1"
 STORE = "01a73ea1271b532d9951acba47700ce367b3fff575f224d2e37840b3f9bf6c13"
 CONTENT = "d291c29c4dbc241f4b2bd265fa6789807ac482c522498363c9fa4a34206f1e70"
 
@@ -48,12 +50,21 @@ def rotation_lines(i):
                                 "signed_by")]
 
 
+def recovery_key_lines(i):
+    return [(k, i[k]) for k in ("store", "org", "person", "key", "previous_key", "signed_by")]
+
+
+def recovery_link_lines(i):
+    return [(k, i[k]) for k in ("store", "org", "person", "device", "platform", "key", "key_protection", "recovery_key")]
+
+
 def challenge(msg):
     # statements.md §2.4: a WebAuthn client's challenge is base64url (no padding) of the statement's SHA-256.
     return base64.urlsafe_b64encode(hashlib.sha256(msg).digest()).rstrip(b"=").decode("ascii")
 
 
-KINDS = (("tap", TAP_DOMAIN, tap_lines), ("link", LINK_DOMAIN, link_lines), ("rotation", ROTATE_DOMAIN, rotation_lines))
+KINDS = (("tap", TAP_DOMAIN, tap_lines), ("link", LINK_DOMAIN, link_lines), ("rotation", ROTATE_DOMAIN, rotation_lines),
+         ("recovery_key", RECOVERY_KEY_DOMAIN, recovery_key_lines), ("recovery_link", RECOVERY_LINK_DOMAIN, recovery_link_lines))
 
 
 def test_key():
@@ -78,11 +89,19 @@ def make():
     out = {"description": "Test vectors for Specs/statements.md. The key is a published test key: never trust it.",
            "test_key": {"seed_text": SEED_TEXT.decode(), "private_scalar_hex": f"{key.private_numbers().private_value:064x}",
                         "public_key_spki_hex": pub.hex(), "fingerprint": sha(pub)},
-           "tap": [], "link": [], "rotation": []}
+           "tap": [], "link": [], "rotation": [], "recovery_key": [], "recovery_link": []}
     rotations = [{"store": STORE, "org": "o1", "person": "quinn", "device": "iphone-quinn", "platform": "ios",
                   "key": sha(pub), "key_protection": "user-verification", "previous_key": CONTENT, "signed_by": "iphone-quinn"}]
+    # statements.md §3.2: her first recovery key signed by her device, then a replacement signed by the key in force.
+    recovery_keys = [{"store": STORE, "org": "o1", "person": "quinn", "key": sha(pub), "previous_key": "none",
+                      "signed_by": "device:iphone-quinn"},
+                     {"store": STORE, "org": "o1", "person": "quinn", "key": sha(pub), "previous_key": CONTENT,
+                      "signed_by": "recovery_key"}]
+    recovery_links = [{"store": STORE, "org": "o1", "person": "quinn", "device": "iphone-quinn-2", "platform": "ios",
+                       "key": sha(pub), "key_protection": "user-verification", "recovery_key": CONTENT}]
     for kind, domain, lines in KINDS:
-        for i in {"tap": taps, "link": links, "rotation": rotations}[kind]:
+        for i in {"tap": taps, "link": links, "rotation": rotations, "recovery_key": recovery_keys,
+                  "recovery_link": recovery_links}[kind]:
             msg = render(domain, lines(i))
             der = key.sign(msg, ec.ECDSA(hashes.SHA256()))
             r, s = decode_dss_signature(der)
@@ -115,5 +134,11 @@ def check(doc):
 
 if __name__ == "__main__":
     if "--write" in sys.argv:
-        PATH.write_text(json.dumps(make(), indent=2, ensure_ascii=False) + "\n")
+        new = make()
+        old = json.loads(PATH.read_text()) if PATH.exists() else {}
+        for kind, _, _ in KINDS:
+            # Vectors whose inputs are unchanged keep their signatures: a rewrite shows only what changed.
+            if [v["inputs"] for v in old.get(kind, [])] == [v["inputs"] for v in new[kind]]:
+                new[kind] = old[kind]
+        PATH.write_text(json.dumps(new, indent=2, ensure_ascii=False) + "\n")
     print(f"ok: {check(json.loads(PATH.read_text()))} statement vectors verified")

@@ -4,7 +4,7 @@
 1. Every Specs/schemas/*.schema.json is a valid JSON Schema (draft 2020-12).
 2. Every event of Specs/schemas/examples/events.jsonl (written by the engine; the Swift
    test EventJSONTests keeps it current) and of signed-events.jsonl (keyed links, signed
-   taps and key rotations; SignedExportTests) validates against event.schema.json and its
+   taps, key rotations and recovery keys; SignedExportTests) validates against event.schema.json and its
    type's schema -- and mutated copies that the engine refuses are refused by the schemas too.
 3. The proposal-input and policy examples validate; mutated copies do not.
 4. Every Specs/scenarios/*.json validates against scenario.schema.json.
@@ -85,7 +85,7 @@ def mutations(event):
         yield "action_id on a non-action event", m(lambda e: e.__setitem__("action_id", "a1"))
     for key in sorted(event["data"]):
         if key in ("user_verified", "assets", "price", "scheduled_for", "expires_at", "auto_ship",
-                   "user_verification", "raise"):
+                   "user_verification", "raise", "previous_key_fingerprint" if event["type"] == "person.recovery_key_set" else ""):
             continue  # optional members
         yield f"data without {key}", m(lambda e, k=key: e["data"].pop(k))
     if "stakes" in event["data"]:
@@ -109,6 +109,17 @@ def mutations(event):
     if event["type"] == "tap.refused":
         yield "a refusal code never recorded", m(lambda e: e["data"].__setitem__("code", "bad_proof"))
         yield "a refusal without its statement", m(lambda e: e["data"].pop("statement"))
+    if event["type"] == "device.linked" and event["schema_version"] == 3:
+        yield "a recovered key in schema 2", m(lambda e: e.__setitem__("schema_version", 2))
+        yield "a recovered key without its recovery key", m(lambda e: e["data"]["key"].pop("recovery_key_fingerprint"))
+    if event["type"] == "device.linked" and event["schema_version"] == 2:
+        yield "trust recovery in schema 2", m(lambda e: e["data"]["key"].__setitem__("trust", "recovery"))
+    if event["type"] == "person.recovery_key_set":
+        yield "a recovery key on the operator's word", m(lambda e: e["data"].__setitem__("trust", "operator"))
+        if event["data"]["trust"] == "first_use":
+            yield "a first-use recovery key with a signature", m(lambda e: e["data"].__setitem__("signature", "ab" * 64))
+        else:
+            yield "a signed recovery key without its signature", m(lambda e: e["data"].pop("signature"))
     if event["type"] == "device.key_rotated":
         yield "a rotated key on first use", m(lambda e: e["data"]["key"].__setitem__("trust", "first_use"))
         yield "no previous key", m(lambda e: e["data"].pop("previous_key_fingerprint"))
@@ -173,7 +184,7 @@ def check_scenarios():
 
 
 events, unsigned_types = check_events()
-# Keyed links, signed taps and key rotations, exported by the engine (SignedExportTests keeps the file true).
+# Keyed links, signed taps, key rotations and recovery keys, exported by the engine (SignedExportTests keeps the file true).
 signed, signed_types = check_events("signed-events.jsonl")
 check_every_type(unsigned_types, signed_types)
 check_inputs()

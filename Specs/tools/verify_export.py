@@ -5,8 +5,8 @@
 
 Rebuilds each event's canonical bytes from its JSON (§2, §5.3), re-computes the hash chain
 (§1, §3), checks each recorded content hash against its preview (§3), every device key's
-introduction and every signed tap's P-256 proof against the device's key
-(Specs/statements.md), and, given a checkpoint and public key, checks its Ed25519 signature over the
+introduction (by a device or a recovery key), every recovery key's registration and every
+signed tap's P-256 proof against the device's key (Specs/statements.md), and, given a checkpoint and public key, checks its Ed25519 signature over the
 documented bytes (§4) and that the export extends it. Exit 0 and "ok N HEAD" on success;
 exit 1 and "seq N: problem" on the first failure.
 """
@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 CODES = {"action.proposed": 1, "action.reviewed": 2, "action.confirmed": 3, "action.approved": 4,
          "action.auto_shipped": 5, "action.dismissed": 6, "action.held": 7, "action.edited": 8,
          "action.executed": 9, "action.failed": 10, "action.expired": 11, "device.linked": 20,
-         "device.revoked": 21, "device.key_rotated": 22, "policy.set": 30, "store.created": 40, "store.relying_party": 41, "tap.refused": 50}
+         "device.revoked": 21, "device.key_rotated": 22, "person.recovery_key_set": 23, "policy.set": 30, "store.created": 40, "store.relying_party": 41, "tap.refused": 50}
 STAKES = {"low": 0, "medium": 1, "high": 2}
 
 def u8(v): return bytes([v])
@@ -110,7 +110,17 @@ def device_key(k):
     assert hashlib.sha256(spki).hexdigest() == k["fingerprint"], "key fingerprint"
     out = varint(len(spki)) + spki + u8({"none": 0, "device": 1, "user-verification": 2}[k["protection"]])
     if k["trust"] == "first_use": return out + u8(0)
+    if k["trust"] == "recovery": return out + u8(2) + digest(k["recovery_key_fingerprint"]) + bytes.fromhex(k["introduction_signature"])
     return out + u8(1) + string(k["introduced_by"]) + bytes.fromhex(k["introduction_signature"])
+
+def recovery_key_set(d):
+    # person.recovery_key_set (events.md): SPKI DER, optional previous fingerprint, trust (statements.md §1.2).
+    spki = bytes.fromhex(d["key"]["public_key"])
+    assert hashlib.sha256(spki).hexdigest() == d["key"]["fingerprint"], "recovery key fingerprint"
+    out = varint(len(spki)) + spki + optional(d.get("previous_key_fingerprint"), digest)
+    trust = {"first_use": 0, "device": 1, "recovery_key": 2}[d["trust"]]
+    if trust == 1: return out + u8(1) + string(d["signed_by"]) + bytes.fromhex(d["signature"])
+    return out + u8(trust) + (bytes.fromhex(d["signature"]) if trust == 2 else b"")
 
 STEPS = {"action.reviewed": "review", "action.confirmed": "confirm", "action.approved": "approve",
          "action.dismissed": "dismiss", "action.edited": "edit", "action.held": "hold"}
@@ -133,14 +143,29 @@ def p256_verify(spki, raw, msg):
 
 RP = "\0relying_party"  # kept beside the devices: no device id can spell it
 
-def check_proofs(e, store, devices):
+def sign_count_problem(p, counts):
+    # statements.md §2.5: once a key has shown a non-zero signature counter (authenticatorData
+    # bytes 33..36, big-endian), each later assertion of it must show a greater one.
+    if p["format"] != "webauthn": return None
+    count = int.from_bytes(bytes.fromhex(p["authenticator_data"])[33:37], "big")
+    last = counts.get(p["key_fingerprint"])
+    if last is not None and count <= last: return "webauthn sign_count %d after %d" % (count, last)
+    if count: counts[p["key_fingerprint"]] = count
+    return None
+
+def check_proofs(e, store, devices, state):
     """statements.md §1.1-§2: keyed links' introductions, and every keyed device's proof. Returns a problem or None."""
-    t, d = e["type"], e["data"]
+    t, d, counts = e["type"], e["data"], state["counts"]
+    if t == "person.recovery_key_set":
+        return check_recovery_key(e, store, devices, state)
     if t == "device.linked":
         k = d.get("key")
         if k:
             mine = [x for k_, x in devices.items() if k_ != RP and x["person"] == e["person"] and x["key"]]
             if k["trust"] == "first_use" and mine: return "a second keyed device on first use"
+            if k["trust"] == "recovery":
+                problem = check_recovered_link(e, store, mine, state["recovery"].get(e["person"]))
+                if problem: return problem
             if k["trust"] == "introduced":
                 by = devices.get(k["introduced_by"])
                 if not by or not by["key"] or by["revoked"] or by["person"] != e["person"] or by["org"] != e["org"]:
@@ -174,7 +199,7 @@ def check_proofs(e, store, devices):
         dev["key"] = k
         return None
     if t == "tap.refused":
-        return check_refusal(e, store, devices.get(e.get("device")), devices.get(RP))
+        return check_refusal(e, store, devices.get(e.get("device")), devices.get(RP)) or sign_count_problem(d["proof"], counts)
     if t == "store.relying_party":
         devices[RP] = d  # the relying party in force from here (statements.md §2.4)
         return None
@@ -191,7 +216,47 @@ def check_proofs(e, store, devices):
     if t == "action.edited": lines.append(("text_sha256", sha(d["preview"]["text"])))
     if t == "action.dismissed": lines.append(("reason_sha256", sha(d["reason"])))
     lines[7] = ("claimed_at", iso(ms(p["claimed_at"])))
-    return proof_problem(p, dev["key"], statement("actionledger-statement-v1", lines), devices.get(RP))
+    return proof_problem(p, dev["key"], statement("actionledger-statement-v1", lines), devices.get(RP)) or sign_count_problem(p, counts)
+
+def check_recovered_link(e, store, mine, rec):
+    # statements.md §1.2, §3.3: her recovery key in force signed, and every keyed device of hers is revoked.
+    d, k = e["data"], e["data"]["key"]
+    if not rec or rec["org"] != e["org"]: return "recovered for %s, who has no recovery key" % e["person"]
+    if rec["key"]["fingerprint"] != k["recovery_key_fingerprint"]: return "recovered with a recovery key not in force"
+    if any(not x["revoked"] for x in mine): return "recovered while a keyed device of %s is unrevoked" % e["person"]
+    msg = statement("actionledger-recovery-link-v1", [("store", store), ("org", e["org"]), ("person", e["person"]),
+        ("device", d["device"]), ("platform", d["platform"]), ("key", k["fingerprint"]), ("key_protection", k["protection"]),
+        ("recovery_key", k["recovery_key_fingerprint"])])
+    if not p256_verify(bytes.fromhex(rec["key"]["public_key"]), bytes.fromhex(k["introduction_signature"]), msg):
+        return "recovery signature"
+    return None
+
+def check_recovery_key(e, store, devices, state):
+    # statements.md §1.2: first use only with her first keyed link (the event before, same command);
+    # else signed by an unrevoked keyed device of hers or by the recovery key it replaces.
+    d, person, current, prev = e["data"], e["person"], state["recovery"].get(e["person"]), state["previous"]
+    if d.get("previous_key_fingerprint") != (current and current["key"]["fingerprint"]): return "recovery key replaces another than the one in force"
+    if current and current["org"] != e["org"]: return "recovery key under another org"
+    if current and current["key"]["fingerprint"] == d["key"]["fingerprint"]: return "recovery key already in force"
+    if d["trust"] == "first_use":
+        link = prev and prev["type"] == "device.linked" and prev["command_id"] == e["command_id"] and prev["person"] == person \
+            and prev["org"] == e["org"] and (prev["data"].get("key") or {}).get("trust") == "first_use"
+        if current or not link: return "recovery key on first use outside her first keyed link"
+    else:
+        signed_by = "device:" + d["signed_by"] if d["trust"] == "device" else "recovery_key"
+        msg = statement("actionledger-recovery-key-v1", [("store", store), ("org", e["org"]), ("person", person),
+            ("key", d["key"]["fingerprint"]), ("previous_key", d.get("previous_key_fingerprint") or "none"), ("signed_by", signed_by)])
+        if d["trust"] == "device":
+            by = devices.get(d["signed_by"])
+            if not by or not by["key"] or by["revoked"] or by["person"] != person or by["org"] != e["org"]:
+                return "recovery key signed by %s, not an unrevoked keyed device of %s" % (d["signed_by"], person)
+            signer = by["key"]["public_key"]
+        else:
+            if not current: return "recovery key signed by a recovery key %s does not have" % person
+            signer = current["key"]["public_key"]
+        if not p256_verify(bytes.fromhex(signer), bytes.fromhex(d["signature"]), msg): return "recovery key signature"
+    state["recovery"][person] = {"key": d["key"], "org": e["org"]}
+    return None
 
 def check_refusal(e, store, dev, rp):
     # statements.md §2.3: the recorded statement is the one the envelope and proof imply (its
@@ -255,6 +320,7 @@ def body(t, d):
         key = device_key(d["key"]) if "key" in d else b""
         return string(d["device"]) + string(d["label"]) + string(d["platform"]) + key
     if t == "device.revoked": return string(d["device"]) + string(d["reason"])
+    if t == "person.recovery_key_set": return recovery_key_set(d)
     if t == "store.relying_party": return string(d["rp_id"]) + varint(len(d["origins"])) + b"".join(string(o) for o in d["origins"])
     if t == "tap.refused":
         statement_bytes = bytes.fromhex(d["statement"])
@@ -295,6 +361,7 @@ def main(argv):
         Ed25519PublicKey.from_public_bytes(raw).verify(bytes.fromhex(cp["signature"]), signed.encode("ascii"))
         checkpoint = (cp["log_size"], cp["head_hash"])
     prev, seq, store, devices = bytes(32), 0, None, {}
+    state = {"counts": {}, "recovery": {}, "previous": None}  # counters, recovery keys in force, the event before
     for line in open(argv[1], "rb"):
         e = json.loads(line)
         if e["seq"] != seq + 1: print("seq %d: missing" % (seq + 1)); return 1
@@ -306,8 +373,9 @@ def main(argv):
             if hashlib.sha256(preview(e["data"]["preview"])).hexdigest() != e["data"]["content_hash"]:
                 print("seq %d: content_hash mismatch" % e["seq"]); return 1
         store = store or h.hex()  # the store id: the chain hash of seq 1 (statements.md §2)
-        problem = check_proofs(e, store, devices)
+        problem = check_proofs(e, store, devices, state)
         if problem: print("seq %d: %s" % (e["seq"], problem)); return 1
+        state["previous"] = e
         if checkpoint and checkpoint[0] == e["seq"] and checkpoint[1] != h.hex():
             print("seq %d: does not extend the checkpoint" % e["seq"]); return 1
         prev, seq = h, e["seq"]

@@ -19,13 +19,20 @@ public enum Command: Sendable, Equatable {
     case expire(actionId: String)
     case linkDevice(device: String, person: String, org: String, label: String, platform: Platform)
     /// Link a device with its P-256 key: trust on first use for the person's first keyed
-    /// device, otherwise introduced by an unrevoked keyed device of hers (`key.trust`).
-    case linkKeyedDevice(device: String, person: String, org: String, label: String, platform: Platform, key: DeviceKey)
+    /// device, otherwise introduced by an unrevoked keyed device of hers, or recovered by her
+    /// recovery key once every keyed device of hers is revoked (`key.trust`). With her first
+    /// keyed device the operator may also register her `recoveryKey` (same command).
+    case linkKeyedDevice(device: String, person: String, org: String, label: String, platform: Platform, key: DeviceKey,
+                         recoveryKey: RecoveryKey? = nil)
     case revokeDevice(device: String, reason: String)
     /// Put a new key in force for a keyed device; `key.trust` names the unrevoked keyed
     /// device of the same person (the device itself, or another) that signed the rotation
     /// statement with its key in force (``Statement/rotation(storeId:org:person:device:platform:key:previous:signedBy:)``).
     case rotateDeviceKey(device: String, key: DeviceKey)
+    /// Put `key` in force as `person`'s recovery key, vouched for by `trust`: one of her
+    /// unrevoked keyed devices or the recovery key it replaces signed the recovery-key
+    /// statement (``Statement/recoveryKey(storeId:org:person:key:previous:signedBy:)``).
+    case setRecoveryKey(person: String, key: RecoveryKey, trust: RecoveryTrust)
     /// Put a new policy version in force; its version must be the current one + 1 (or 0 to take the next).
     case setPolicy(PolicyDocument, org: String)
     /// Put a WebAuthn relying party in force for the store's `webauthn` proofs.
@@ -37,7 +44,7 @@ public enum Command: Sendable, Equatable {
         case .propose(let p): p.actionId
         case .tap(_, let a, _, _, _), .dismiss(let a, _, _), .edit(let a, _, _), .hold(let a, _, _),
              .recordOutcome(let a, _, _), .expire(let a): a
-        case .linkDevice, .linkKeyedDevice, .revokeDevice, .rotateDeviceKey, .setPolicy, .setRelyingParty: nil
+        case .linkDevice, .linkKeyedDevice, .revokeDevice, .rotateDeviceKey, .setRecoveryKey, .setPolicy, .setRelyingParty: nil
         }
     }
 }

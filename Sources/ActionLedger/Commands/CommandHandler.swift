@@ -98,7 +98,8 @@ enum CommandHandler {
         var duplicate = false
         // The device's proof is checked before the policy judges (Specs/statements.md).
         func gate(_ s: ActionState, _ device: DeviceState?) throws -> SignedProof? {
-            try ProofGate.check(request, action: s, device: device, storeId: try reader.storeId(), rp: try reader.relyingParty(), now: now)
+            try ProofGate.check(request, action: s, device: device, storeId: try reader.storeId(), rp: try reader.relyingParty(), now: now,
+                                lastSignCount: { try reader.signCount($0)?.count })
         }
         // Dismiss, edit, hold: proof, then the policy's checks, then the signed content.
         func change(_ step: Statement.Step, _ s: ActionState, _ deviceId: String) throws -> SignedProof? {
@@ -212,9 +213,30 @@ enum CommandHandler {
             let (org, link) = try DeviceLinking.check(deviceId, person, given, label, platform, key: nil, reader)
             try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil, .deviceLinked(link))
 
-        case .linkKeyedDevice(let deviceId, let person, let given, let label, let platform, let key):
+        case .linkKeyedDevice(let deviceId, let person, let given, let label, let platform, let key, let recoveryKey):
             let (org, link) = try DeviceLinking.check(deviceId, person, given, label, platform, key: key, reader)
+            // Her first keyed device may bring her recovery key: checked before either is appended.
+            let recovery = try recoveryKey.map { k in
+                let s = RecoveryKeySet(key: k, previousFingerprint: nil, trust: .firstUse)
+                try RecoveryKeys.check(s, person: person, org: org, current: try reader.recoveryKey(person: person), signer: nil,
+                                       firstLink: link, storeId: try reader.storeId())
+                return s
+            }
             try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil, .deviceLinked(link))
+            if let recovery { try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil, .recoveryKeySet(recovery)) }
+
+        case .setRecoveryKey(let person, let key, let trust):
+            guard let org = try reader.personOrg(person) else {
+                throw LedgerError(.introductionRequired, "person \(person) has no keyed device to vouch for a recovery key",
+                                  details: ["person": .string(person)])
+            }
+            let current = try reader.recoveryKey(person: person)
+            let s = RecoveryKeySet(key: key, previousFingerprint: current?.set.key.fingerprint, trust: trust)
+            var signer: DeviceState?
+            if case .device(let by, _) = trust { signer = try reader.deviceState(by) }
+            try RecoveryKeys.check(s, person: person, org: org, current: current, signer: signer, firstLink: nil,
+                                   storeId: try reader.storeId())
+            try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil, .recoveryKeySet(s))
 
         case .revokeDevice(let deviceId, let reason):
             guard let d = try reader.deviceState(deviceId) else {

@@ -10,7 +10,7 @@ enum CommandReplay {
         switch command {
         case .tap(_, _, let device, _, _), .dismiss(_, let device, _), .edit(_, let device, _), .hold(_, let device, _):
             return first.device == device
-        case .linkDevice(let device, let person, _, _, _), .linkKeyedDevice(let device, let person, _, _, _, _):
+        case .linkDevice(let device, let person, _, _, _), .linkKeyedDevice(let device, let person, _, _, _, _, _):
             if case .deviceLinked(let d) = first.payload { return d.device == device && first.person == person }
             return false
         case .revokeDevice(let device, _):
@@ -18,6 +18,9 @@ enum CommandReplay {
             return false
         case .rotateDeviceKey(let device, let key):
             if case .deviceKeyRotated(let k) = first.payload { return k.device == device && k.key == key }
+            return false
+        case .setRecoveryKey(let person, let key, _):
+            if case .recoveryKeySet(let s) = first.payload { return first.person == person && s.key == key }
             return false
         case .setPolicy(_, let org):
             return first.org == org
@@ -41,6 +44,7 @@ enum CommandReplay {
         case .linkDevice, .linkKeyedDevice: "link"
         case .revokeDevice: "revoke"
         case .rotateDeviceKey: "rotate"
+        case .setRecoveryKey: "recovery_key"
         case .setPolicy: "policy"
         case .setRelyingParty: "relying_party"
         }
@@ -60,6 +64,7 @@ enum CommandReplay {
         case .deviceLinked: "link"
         case .deviceRevoked: "revoke"
         case .deviceKeyRotated: "rotate"
+        case .recoveryKeySet: "recovery_key"
         case .policySet: "policy"
         case .storeCreated: "create"
         case .tapRefused: "refused"

@@ -25,16 +25,19 @@ enum DeviceLinking {
             // A person's keys are few; reading every device is bounded by the store's devices.
             let keyed = try reader.allDevices().filter { $0.person == person && $0.key != nil }
             let introducer = try key.introducer.flatMap { try reader.deviceState($0) }
-            try checkKey(link, org: org, person: person, keyed: keyed, introducer: introducer, storeId: try reader.storeId())
+            try checkKey(link, org: org, person: person, keyed: keyed, introducer: introducer,
+                         recovery: try reader.recoveryKey(person: person), storeId: try reader.storeId())
         }
         return (org, link)
     }
 
     /// Who may vouch for a key. The operator is not the root of trust for a person's
     /// devices: it may link her first keyed device only; every later key needs a signature
-    /// by an unrevoked keyed device of hers over the link statement. (Replay runs this too.)
+    /// by an unrevoked keyed device of hers over the link statement, or — once every keyed
+    /// device of hers is revoked — by her recovery key in force (`recovery`) over the
+    /// recovery link statement. (Replay and `verify --deep` run this too.)
     static func checkKey(_ link: DeviceLink, org: String, person: String, keyed: [DeviceState], introducer: DeviceState?,
-                         storeId: Digest?) throws {
+                         recovery: RecoveryKeys.InForce?, storeId: Digest?) throws {
         guard let key = link.key else { return }
         if link.platform == .cli && key.protection == .userVerification {
             throw LedgerError(.invalidInput, "a cli device cannot declare user-verification: a key file enforces no biometrics",
@@ -42,11 +45,7 @@ enum DeviceLinking {
         }
         switch key.trust {
         case .firstUse:
-            guard keyed.isEmpty else {
-                throw LedgerError(.introductionRequired, "person \(person) already has a keyed device ("
-                    + keyed.map(\.device).joined(separator: ", ") + "): another keyed device needs --introduced-by one of them",
-                    details: ["person": .string(person)])
-            }
+            guard keyed.isEmpty else { throw firstUseSpent(person, keyed, recovery) }
         case .introducedBy(let by, let signature):
             guard let d = introducer, d.person == person, d.org == org, let introducerKey = d.key else {
                 throw LedgerError(.introductionRequired, "device \(by) is not a keyed device of \(person): it cannot introduce one",
@@ -63,7 +62,58 @@ enum DeviceLinking {
                 throw LedgerError(.badProof, "the introduction signature does not verify with device \(by)'s key over the "
                     + "link statement for \(link.device)", details: ["problem": "signature", "device": .string(by)])
             }
+        case .recovery(let fingerprint, let signature):
+            try checkRecovery(link, key, org: org, person: person, keyed: keyed, recovery: recovery, fingerprint, signature, storeId)
         }
+    }
+
+    /// A key vouched for by the person's recovery key: only once every keyed device of hers
+    /// is revoked (while one is not, it introduces; so a recovery key alone, leaked or
+    /// coerced, cannot add a device beside working ones without first revoking them all —
+    /// which she notices), and signed by the recovery key in force.
+    private static func checkRecovery(_ link: DeviceLink, _ key: DeviceKey, org: String, person: String, keyed: [DeviceState],
+                                      recovery: RecoveryKeys.InForce?, _ fingerprint: Digest, _ signature: [UInt8],
+                                      _ storeId: Digest?) throws {
+        let details: JSONObject = ["person": .string(person)]
+        guard let recovery, recovery.org == org else {
+            throw LedgerError(.introductionRequired, "person \(person) has no recovery key: a key cannot be recovered for her",
+                              details: details)
+        }
+        guard recovery.set.key.fingerprint == fingerprint else {
+            throw LedgerError(.introductionRequired, "\(person)'s recovery key in force is \(recovery.set.key.fingerprint.hex.prefix(16))…, "
+                + "not \(fingerprint.hex.prefix(16))…", details: details)
+        }
+        let live = keyed.filter { !$0.isRevoked }
+        guard live.isEmpty else {
+            throw LedgerError(.introductionRequired, "\(person) still has unrevoked keyed devices ("
+                + live.map(\.device).joined(separator: ", ") + "): one of them introduces the new device (--introduced-by); "
+                + "her recovery key links one only once every keyed device of hers is revoked", details: details)
+        }
+        guard let storeId else { throw LedgerError(.introductionRequired, "an empty store", details: details) }
+        let statement = Statement.recoveryLink(storeId: storeId, org: org, person: person, device: link.device,
+                                               platform: link.platform, key: key, recoveryKey: fingerprint)
+        guard recovery.set.key.verifies(signature, over: statement) else {
+            throw LedgerError(.badProof, "the recovery signature does not verify with \(person)'s recovery key over the recovery "
+                + "link statement for \(link.device)", details: ["problem": "signature"])
+        }
+    }
+
+    /// Trust on first use is spent once a person has had a keyed device; the refusal says
+    /// what can still vouch for her next key.
+    private static func firstUseSpent(_ person: String, _ keyed: [DeviceState], _ recovery: RecoveryKeys.InForce?) -> LedgerError {
+        let names = keyed.map(\.device).joined(separator: ", ")
+        let details: JSONObject = ["person": .string(person)]
+        guard keyed.allSatisfy(\.isRevoked) else {
+            return LedgerError(.introductionRequired, "person \(person) already has a keyed device (\(names)): another keyed "
+                + "device needs --introduced-by one of her unrevoked ones", details: details)
+        }
+        if let recovery {
+            return LedgerError(.introductionRequired, "every keyed device of \(person) (\(names)) is revoked: link the new one with "
+                + "--recovered-by-key, signed by her recovery key (\(recovery.set.key.fingerprint.hex.prefix(16))…)", details: details)
+        }
+        return LedgerError(.introductionRequired, "every keyed device of \(person) (\(names)) is revoked and she registered no "
+            + "recovery key: no keyed device can be linked for her (the operator cannot vouch for a key after her first); "
+            + "unkeyed devices can still be linked", details: details)
     }
 }
 
@@ -72,5 +122,11 @@ extension DeviceKey {
     public var introducer: String? {
         if case .introducedBy(let d, _) = trust { return d }
         return nil
+    }
+
+    /// Whether the key was linked by the person's recovery key.
+    public var isRecovered: Bool {
+        if case .recovery = trust { return true }
+        return false
     }
 }

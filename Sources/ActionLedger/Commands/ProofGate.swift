@@ -20,9 +20,10 @@ enum ProofGate {
     /// The proof to record, nil for an unkeyed device's unsigned command. Device checks the
     /// policy makes first (unknown, revoked, another org's, another person's) are left to
     /// it: then nothing is verified here and the policy's refusal stands.
+    /// `lastSignCount` gives a WebAuthn key's last accepted non-zero counter (SignCount).
     /// - throws: `proof_required`, `bad_proof`.
     static func check(_ request: CommandRequest, action s: ActionState, device: DeviceState?, storeId: Digest?,
-                      rp: RelyingParty?, now: Timestamp) throws -> SignedProof? {
+                      rp: RelyingParty?, now: Timestamp, lastSignCount: (Digest) throws -> UInt32?) throws -> SignedProof? {
         guard let device, !device.isRevoked, device.org == s.org, device.person == s.person else { return nil }
         guard let key = device.key else {
             if request.proof != nil {
@@ -67,6 +68,12 @@ enum ProofGate {
             } catch let e as LedgerError {
                 throw bad(e.message + " (\(statement.step.rawValue) of \(s.actionId), command id \(request.commandId))",
                           problem: e.problem, device.device)
+            }
+        }
+        if let a = proof.webauthn {
+            // Judged under the write lock, never pre-verified: the counter moves with each commit.
+            do { try SignCount.check(a.signCount, last: try lastSignCount(fingerprint), key: fingerprint) } catch let e as LedgerError {
+                throw bad(e.message + " (device \(device.device))", problem: e.problem, device.device)
             }
         }
         return SignedProof(claimedAt: proof.claimedAt, contentHash: statement.contentHash, keyFingerprint: fingerprint,

@@ -33,6 +33,9 @@ enum RefusalRecorder {
             guard let l = try? key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: bytes, rp: rp) else { return nil }
             level = l
         }
+        // A counter that does not rise is no authenticated attempt: it writes nothing (SignCount).
+        if let a = proof.webauthn, (try? SignCount.check(a.signCount, last: try reader.signCount(key.fingerprint)?.count,
+                                                         key: key.fingerprint)) == nil { return nil }
         if let (minute, count) = try reader.refusals(device: deviceId), minute == now.minute, count >= perMinute { return nil }
         return TapRefusal(step: t.step, code: error.code.rawValue, statement: bytes,
                           proof: SignedProof(claimedAt: proof.claimedAt, contentHash: t.contentHash, keyFingerprint: key.fingerprint,

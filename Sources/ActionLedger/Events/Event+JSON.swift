@@ -105,6 +105,8 @@ extension Payload {
             return ["device": .string(d.device), "reason": .string(d.reason)]
         case .deviceKeyRotated(let k):
             return ["device": .string(k.device), "previous_key_fingerprint": .string(k.previousFingerprint.hex), "key": k.key.json]
+        case .recoveryKeySet(let s):
+            return s.json
         case .policySet(let p):
             return p.json
         case .storeCreated(let c):
@@ -186,6 +188,9 @@ extension Payload {
             let platform = try r.string("platform", max: 16)
             guard let p = Platform(rawValue: platform) else { throw r.fail("platform", "expected ios, web or cli") }
             let key = version >= 2 ? try DeviceKey(fields: try r.object("key")) : nil
+            if let key, key.isRecovered != (version == 3) {
+                throw r.fail("key.trust", version == 3 ? "schema 3 is a key linked by recovery" : "recovery is schema 3 of device.linked")
+            }
             self = .deviceLinked(DeviceLink(device: device, label: label, platform: p, key: key))
         case .deviceRevoked:
             self = .deviceRevoked(DeviceRevocation(device: try r.identifier("device"),
@@ -195,6 +200,8 @@ extension Payload {
                                        key: try DeviceKey(fields: try r.object("key")))
             guard rotation.key.introducer != nil else { throw r.fail("key.trust", "a rotated key is introduced, never first_use") }
             self = .deviceKeyRotated(rotation)
+        case .personRecoveryKeySet:
+            self = .recoveryKeySet(try RecoveryKeySet(fields: &r))
         case .policySet:
             let p = try PolicyDocument(fields: &r, requireVersion: true)
             // Schema 2 is the document with proof requirements, schema 1 the one without.

@@ -51,7 +51,7 @@ public struct Event: Sendable, Equatable {
         case .dismissed(let d): d.proof != nil ? 3 : d.rulesVersion >= 2 ? 2 : 1
         case .held(let h): h.proof != nil ? 2 : 1
         case .edited(let e): e.proof != nil ? 2 : 1
-        case .deviceLinked(let d): d.key != nil ? 2 : 1
+        case .deviceLinked(let d): d.key.map { $0.isRecovered ? 3 : 2 } ?? 1
         case .policySet(let p): p.proofs.isEmpty ? 1 : 2
         default: payload.rulesVersion.map { $0 >= 2 ? 2 : 1 } ?? 1
         }
@@ -63,7 +63,7 @@ public struct Event: Sendable, Equatable {
 public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case actionProposed = 1, actionReviewed, actionConfirmed, actionApproved, actionAutoShipped,
          actionDismissed, actionHeld, actionEdited, actionExecuted, actionFailed, actionExpired
-    case deviceLinked = 20, deviceRevoked, deviceKeyRotated
+    case deviceLinked = 20, deviceRevoked, deviceKeyRotated, personRecoveryKeySet
     case policySet = 30
     case storeCreated = 40, storeRelyingParty
     case tapRefused = 50
@@ -86,6 +86,7 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .deviceLinked: "device.linked"
         case .deviceRevoked: "device.revoked"
         case .deviceKeyRotated: "device.key_rotated"
+        case .personRecoveryKeySet: "person.recovery_key_set"
         case .policySet: "policy.set"
         case .storeCreated: "store.created"
         case .storeRelyingParty: "store.relying_party"
@@ -102,8 +103,8 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// schema 2 (Specs/events.md, "Versioning"); every earlier one stays readable.
     public var schemaVersion: UInt8 {
         switch self {
-        case .actionReviewed, .actionConfirmed, .actionApproved, .actionDismissed: 3
-        case .actionProposed, .actionAutoShipped, .actionHeld, .actionEdited, .deviceLinked, .policySet: 2
+        case .actionReviewed, .actionConfirmed, .actionApproved, .actionDismissed, .deviceLinked: 3
+        case .actionProposed, .actionAutoShipped, .actionHeld, .actionEdited, .policySet: 2
         default: 1
         }
     }
@@ -134,6 +135,7 @@ public enum Payload: Sendable, Equatable {
     case deviceLinked(DeviceLink)
     case deviceRevoked(DeviceRevocation)
     case deviceKeyRotated(KeyRotation)
+    case recoveryKeySet(RecoveryKeySet)
     case policySet(PolicyDocument)
     case storeCreated(StoreCreation)
     case relyingParty(RelyingParty)
@@ -170,6 +172,7 @@ public enum Payload: Sendable, Equatable {
         case .deviceLinked: .deviceLinked
         case .deviceRevoked: .deviceRevoked
         case .deviceKeyRotated: .deviceKeyRotated
+        case .recoveryKeySet: .personRecoveryKeySet
         case .policySet: .policySet
         case .storeCreated: .storeCreated
         case .relyingParty: .storeRelyingParty

@@ -67,6 +67,8 @@ extension EventCodec {
             w.string(k.device)
             w.digest(k.previousFingerprint)
             k.key.encode(&w)
+        case .recoveryKeySet(let s):
+            s.encode(&w)
         case .policySet(let p):
             writePolicy(p, &w)
             // Schema 2: the proof table; schema 1 (no requirements) ends here.
@@ -155,14 +157,18 @@ extension EventCodec {
         case .deviceLinked:
             let device = try r.string(), label = try r.string(), platform = try r.string()
             guard let p = Platform(rawValue: platform) else { throw r.fail("unknown platform \(platform)") }
-            return .deviceLinked(DeviceLink(device: device, label: label, platform: p,
-                                            key: version >= 2 ? try DeviceKey.decode(&r) : nil))
+            let key = version >= 2 ? try DeviceKey.decode(&r) : nil
+            // One encoding per event: schema 3 is exactly the key linked by recovery.
+            if let key, key.isRecovered != (version == 3) { throw r.fail("trust recovery is schema 3 of device.linked, and only it") }
+            return .deviceLinked(DeviceLink(device: device, label: label, platform: p, key: key))
         case .deviceRevoked:
             return .deviceRevoked(DeviceRevocation(device: try r.string(), reason: try r.string()))
         case .deviceKeyRotated:
             let rotation = KeyRotation(device: try r.string(), previousFingerprint: try r.digest(), key: try DeviceKey.decode(&r))
             guard rotation.key.introducer != nil else { throw r.fail("a rotated key must be vouched for (trust introduced)") }
             return .deviceKeyRotated(rotation)
+        case .personRecoveryKeySet:
+            return .recoveryKeySet(try RecoveryKeySet.decode(&r))
         case .policySet:
             var p = try readPolicy(&r)
             if version >= 2 {

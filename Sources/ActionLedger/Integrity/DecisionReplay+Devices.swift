@@ -17,7 +17,8 @@ extension DecisionReplay {
                 let keyed = devices.values.filter { $0.person == event.person && $0.key != nil }
                 do {
                     try DeviceLinking.checkKey(d, org: event.org, person: event.person, keyed: Array(keyed),
-                                               introducer: key.introducer.flatMap { devices[$0] }, storeId: try reader.storeId())
+                                               introducer: key.introducer.flatMap { devices[$0] },
+                                               recovery: recoveryKeys[event.person], storeId: try reader.storeId())
                 } catch let e as LedgerError { throw fail("device.link", e.message, e.code) }
             }
             if personOrgs[event.person] == nil { personOrgs[event.person] = event.org }
@@ -48,6 +49,18 @@ extension DecisionReplay {
                 }
             }
             devices[k.device]?.apply(k)
+        case .recoveryKeySet(let s):
+            if judge {
+                if let bound = personOrgs[event.person], bound != event.org {
+                    throw fail("person.one_org", "a recovery key for \(event.person) under \(event.org); she belongs to \(bound)", .orgMismatch)
+                }
+                // Who may vouch for a recovery key (statements.md §1.2), with the devices as they stood.
+                do {
+                    try RecoveryKeys.check(recorded: s, in: event, current: recoveryKeys[event.person], devices: { devices[$0] },
+                                           previous: previous, storeId: try reader.storeId())
+                } catch let e as LedgerError { throw fail("recovery.key", e.message, e.code) }
+            }
+            recoveryKeys[event.person] = RecoveryKeys.InForce(set: s, org: event.org, seq: event.seq)
         default:
             break
         }

@@ -38,14 +38,18 @@ public struct DecisionReplay {
     private var storeId: Digest??
     /// The WebAuthn relying party in force (`store.relying_party`).
     private var rp: RelyingParty?
+    /// Each WebAuthn key's last accepted non-zero signature counter.
+    private var signCounts = SignCounts()
     /// The org each person is bound to (policy.md `person.one_org`).
     var personOrgs: [String: String] = [:]
     /// Every linked device as it stands at the current seq (DecisionReplay+Devices).
     var devices: [String: DeviceState] = [:]
+    /// Each person's recovery key in force (DecisionReplay+Devices).
+    var recoveryKeys: [String: RecoveryKeys.InForce] = [:]
     private var live: [String: ActionState] = [:]
     private var day: Int64 = .min
     private var autoShipsToday: [String: Int] = [:]
-    private var previous: Event?
+    var previous: Event?
     /// Set by a proposal the policy ships at once: the next event must be its auto-ship.
     private var expectedAutoShip: (actionId: String, commandId: String, rule: String)?
 
@@ -95,7 +99,9 @@ public struct DecisionReplay {
         if judge {
             if let p = previous {
                 if event.at < p.at { throw fail("time.monotonic", "recorded at \(event.at.iso8601), before seq \(p.seq)") }
+                // Two events share a command: a proposal and its auto-ship, a first keyed link and her recovery key.
                 if event.commandId == p.commandId, !(event.type == .actionAutoShipped && p.type == .actionProposed),
+                   !(event.type == .personRecoveryKeySet && p.type == .deviceLinked),
                    event.type != .tapRefused, p.type != .tapRefused {
                     throw fail("command.unique", "command id \(event.commandId) already produced seq \(p.seq)")
                 }
@@ -132,7 +138,7 @@ public struct DecisionReplay {
             latest = p
             policies[event.org] = p
             return nil
-        case .deviceLinked, .deviceRevoked, .deviceKeyRotated:
+        case .deviceLinked, .deviceRevoked, .deviceKeyRotated, .recoveryKeySet:
             try applyDevice(event, reader: reader, judge: judge, fail)
             return nil
         default:
@@ -182,6 +188,7 @@ public struct DecisionReplay {
             throw fail("action.propose", "action \(id) was never proposed", .unknownAction)
         }
         guard judge else {
+            signCounts.fold(event)
             state.apply(event)
             keep(state)
             return nil
@@ -276,6 +283,7 @@ public struct DecisionReplay {
                     throw fail("proof", "signed over content \(p.contentHash.hex.prefix(12)), not the action's", .staleContent)
                 }
             }
+            do { try signCounts.accept(event) } catch let e as LedgerError { throw fail("proof", e.message, e.code) }
         } catch let e as LedgerError {
             throw fail(Self.claimedRule(event), e.message, e.code)
         }

@@ -74,7 +74,7 @@ struct IndexVerifier {
                 + (pointer.map { "seq \($0)" } ?? "nothing") + "; the last policy.set is "
                 + (lastPolicy.map { "seq \($0)" } ?? "none"))
         }
-        if try MetaLayout.isCurrent(dbs, reader.txn) { try checkOrgRecords(orgPolicies, personOrgs) }
+        if try MetaLayout.hasOrgRecords(dbs, reader.txn) { try checkOrgRecords(orgPolicies, personOrgs) }
         try checkRefusalRecords(refusals)
         let rp = try dbs.meta.withValue(reader.txn, key: MetaKey.relyingParty) { $0.count == 8 ? Keys.readU64($0) : 0 }
         guard rp == lastRelyingParty else {

@@ -90,6 +90,11 @@ struct ProofScan {
     private var storeId: Digest?
     private var rp: RelyingParty?
     private var devices: [String: DeviceState] = [:]
+    /// Each person's recovery key in force.
+    private(set) var recoveryKeys: [String: RecoveryKeys.InForce] = [:]
+    private var previous: Event?
+    /// Each WebAuthn key's last accepted non-zero counter (SignCount).
+    private(set) var signCounts = SignCounts()
     private(set) var checked = 0
 
     /// - throws: `integrity_failure` naming the seq, with the proof's `problem`.
@@ -102,7 +107,8 @@ struct ProofScan {
                 if let key = link.key {
                     let keyed = devices.values.filter { $0.person == event.person && $0.key != nil }
                     try DeviceLinking.checkKey(link, org: event.org, person: event.person, keyed: Array(keyed),
-                                               introducer: key.introducer.flatMap { devices[$0] }, storeId: storeId)
+                                               introducer: key.introducer.flatMap { devices[$0] },
+                                               recovery: recoveryKeys[event.person], storeId: storeId)
                     checked += 1
                 }
                 devices[link.device] = DeviceState(device: link.device, person: event.person, org: event.org, label: link.label,
@@ -116,18 +122,27 @@ struct ProofScan {
             case .tapRefused(let t):
                 try RecordedRefusal.check(event, t, device: event.device.flatMap { devices[$0] }, storeId: storeId, rp: rp)
                 checked += 1
+            case .recoveryKeySet(let s):
+                try RecoveryKeys.check(recorded: s, in: event, current: recoveryKeys[event.person], devices: { devices[$0] },
+                                       previous: previous, storeId: storeId)
+                recoveryKeys[event.person] = RecoveryKeys.InForce(set: s, org: event.org, seq: event.seq)
+                checked += 1
             case .relyingParty(let r):
                 rp = r
             default:
-                guard let id = event.device, let device = devices[id], event.payload.proof != nil || device.key != nil,
-                      RecordedProof.statement(event, event.payload.proof ?? Self.none, storeId: .zero) != nil else { return }
-                try RecordedProof.check(event, device: device, storeId: storeId, rp: rp)
-                checked += 1
+                if let id = event.device, let device = devices[id], event.payload.proof != nil || device.key != nil,
+                   RecordedProof.statement(event, event.payload.proof ?? Self.none, storeId: .zero) != nil {
+                    try RecordedProof.check(event, device: device, storeId: storeId, rp: rp)
+                    checked += 1
+                }
             }
+            // After the signature, as WebAuthn orders it: a counter that does not rise.
+            try signCounts.accept(event)
+            previous = event
         } catch let e as LedgerError {
             var details: JSONObject = ["seq": .number(Double(event.seq)), "problem": e.details["problem"] ?? .string(e.code.rawValue)]
             details["proof_code"] = .string(e.code.rawValue)
-            details["field"] = .string(event.type == .deviceLinked || event.type == .deviceKeyRotated ? "data.key" : "data.proof")
+            details["field"] = .string([.deviceLinked, .deviceKeyRotated, .personRecoveryKeySet].contains(event.type) ? "data.key" : "data.proof")
             throw LedgerError(.integrityFailure, "seq \(event.seq) (\(event.type.name)): \(e.message)", details: details)
         }
     }
@@ -146,6 +161,9 @@ extension Ledger {
                 try scan.check(stored)
                 return true
             }
+            // The engine judges counters by meta's records: they must be the log's.
+            if try MetaLayout.layout(reader.dbs, reader.txn) >= 3 { try scan.signCounts.compare(with: reader) }
+            try compareRecoveryRecords(scan.recoveryKeys, with: reader)
             return scan.checked
         }
     }

@@ -1,5 +1,5 @@
-/// The canonical bytes and JSON of a ``DeviceKey`` in `device.linked` schema 2
-/// (Specs/events.md, "Versioning").
+/// The canonical bytes and JSON of a ``DeviceKey`` in `device.linked` schema 2, and schema 3
+/// for a key linked by recovery (Specs/events.md, "Versioning").
 extension DeviceKey {
     func encode(_ w: inout BinaryWriter) {
         w.varint(UInt64(spki.count))
@@ -10,6 +10,10 @@ extension DeviceKey {
         case .introducedBy(let device, let signature):
             w.u8(1)
             w.string(device)
+            w.bytes.append(contentsOf: signature)
+        case .recovery(let key, let signature):
+            w.u8(2)
+            w.digest(key)
             w.bytes.append(contentsOf: signature)
         }
     }
@@ -23,6 +27,7 @@ extension DeviceKey {
         switch try r.u8() {
         case 0: trust = .firstUse
         case 1: trust = .introducedBy(device: try r.string(), signature: try r.raw(64))
+        case 2: trust = .recovery(key: try r.digest(), signature: try r.raw(64))
         default: throw r.fail("invalid key trust")
         }
         do { return try DeviceKey(spki: spki, protection: protection, trust: trust) } catch { throw r.fail("invalid public key") }
@@ -36,6 +41,10 @@ extension DeviceKey {
         case .introducedBy(let device, let signature):
             o["trust"] = "introduced"
             o["introduced_by"] = .string(device)
+            o["introduction_signature"] = .string(Hex.encode(signature))
+        case .recovery(let key, let signature):
+            o["trust"] = "recovery"
+            o["recovery_key_fingerprint"] = .string(key.hex)
             o["introduction_signature"] = .string(Hex.encode(signature))
         }
         return .object(o)
@@ -54,7 +63,9 @@ extension DeviceKey {
         case "first_use": trust = .firstUse
         case "introduced":
             trust = .introducedBy(device: try r.identifier("introduced_by"), signature: try r.hexBytes("introduction_signature", count: 64))
-        default: throw r.fail("trust", "expected first_use or introduced")
+        case "recovery":
+            trust = .recovery(key: try r.digest("recovery_key_fingerprint"), signature: try r.hexBytes("introduction_signature", count: 64))
+        default: throw r.fail("trust", "expected first_use, introduced or recovery")
         }
         try r.finish()
         do { try self.init(spki: spki, protection: protection, trust: trust) } catch { throw r.fail("public_key", "is not a P-256 SPKI DER") }

@@ -26,6 +26,9 @@ public enum KeyTrust: Sendable, Equatable {
     /// An unrevoked keyed device of the same person signed the link statement
     /// (``Statement/link(storeId:org:person:device:platform:key:introducedBy:)``).
     case introducedBy(device: String, signature: [UInt8])
+    /// Every keyed device of the person was revoked; her recovery key in force (`key`, its
+    /// fingerprint) signed the recovery link statement (Specs/statements.md §3.3).
+    case recovery(key: Digest, signature: [UInt8])
 }
 
 /// A device's P-256 public key as recorded in `device.linked` (schema 2).
@@ -86,10 +89,20 @@ public enum P256Signature {
 
     /// Signs `message` with a PEM private key (the CLI's `--key FILE`); raw r‖s.
     public static func sign(_ message: [UInt8], pemPrivateKey: String) throws -> (signature: [UInt8], spki: [UInt8]) {
-        guard let key = try? P256.Signing.PrivateKey(pemRepresentation: pemPrivateKey) else {
-            throw LedgerError(.invalidInput, "the key file is not a PEM P-256 private key", details: ["field": "key"])
-        }
+        let key = try privateKey(pemPrivateKey)
         let sig = try key.signature(for: message)
         return (Array(sig.rawRepresentation), Array(key.publicKey.derRepresentation))
+    }
+
+    /// The SPKI DER of a PEM private key's public half (what a statement names it by).
+    public static func publicKey(pemPrivateKey: String) throws -> [UInt8] {
+        Array(try privateKey(pemPrivateKey).publicKey.derRepresentation)
+    }
+
+    private static func privateKey(_ pem: String) throws -> P256.Signing.PrivateKey {
+        guard let key = try? P256.Signing.PrivateKey(pemRepresentation: pem) else {
+            throw LedgerError(.invalidInput, "the key file is not a PEM P-256 private key", details: ["field": "key"])
+        }
+        return key
     }
 }

@@ -118,6 +118,7 @@ final class AppendSession {
 
     private func index(_ event: Event) throws {
         let empty: [UInt8] = []
+        try indexKeyRecords(event)
         if let actionId = event.actionId {
             try dbs.actionSeqs.put(txn, key: Keys.composite(actionId, event.seq), value: empty)
         }

@@ -208,7 +208,7 @@ public struct LogReader {
         if let p = try policy(at: MetaKey.policy(org: org)) { return p }
         // Once the per-org pointers cover the log (MetaLayout), no pointer means no policy:
         // only an older store's read needs the fallback (and its extra decode per command).
-        if try MetaLayout.isCurrent(dbs, txn) { return .builtIn }
+        if try MetaLayout.hasOrgRecords(dbs, txn) { return .builtIn }
         guard let latest = try latestPolicyEvent(), latest.org == org, case .policySet(let p) = latest.payload else { return .builtIn }
         return p
     }

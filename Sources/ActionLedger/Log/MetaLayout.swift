@@ -1,14 +1,25 @@
 /// The `meta` records of rules version 2 — each org's policy pointer (`policy/ORG`) and
-/// each person's org (`person/P`) — exist for the whole log once `layout` says 2. A store
-/// written before them gets them once, on its first writable open, from one pass over the
-/// log; from then on every append keeps them, and `verify --deep` checks them strictly.
+/// each person's org (`person/P`) — exist for the whole log once `layout` says 2; each
+/// WebAuthn key's last signature counter (`sign_count/KEY`, Keys/SignCount) once it says 3.
+/// A store written before them gets them once, from one pass over the log (`ledger
+/// migrate`); from then on every append keeps them, and `verify --deep` checks them strictly.
 enum MetaLayout {
     static let key: [UInt8] = Array("layout".utf8)
-    static let current: UInt8 = 2
+    static let current: UInt8 = 3
+
+    /// The layout `meta` says its records cover (0 before layouts were recorded).
+    static func layout(_ dbs: LogDatabases, _ txn: Transaction) throws -> UInt8 {
+        try dbs.meta.withValue(txn, key: key) { $0.count == 1 ? $0[0] : 0 } ?? 0
+    }
 
     /// Whether `meta` holds the current layout's records.
     static func isCurrent(_ dbs: LogDatabases, _ txn: Transaction) throws -> Bool {
-        try dbs.meta.withValue(txn, key: key) { $0.count == 1 && $0[0] == current } ?? false
+        try layout(dbs, txn) == current
+    }
+
+    /// Whether `meta` holds rules version 2's records (layout 2 and later).
+    static func hasOrgRecords(_ dbs: LogDatabases, _ txn: Transaction) throws -> Bool {
+        try layout(dbs, txn) >= 2
     }
 
     /// Writes every per-org policy pointer and person binding the log implies, then the
@@ -18,8 +29,10 @@ enum MetaLayout {
         let reader = LogReader(txn: txn, dbs: dbs)
         var policies: [String: UInt64] = [:]
         var people: [String: String] = [:]
+        var signCounts = SignCounts()
         try reader.forEach { stored in
             let e = stored.event
+            signCounts.fold(e)
             switch e.type {
             case .policySet: policies[e.org] = e.seq
             case .deviceLinked, .actionProposed: if people[e.person] == nil { people[e.person] = e.org }
@@ -31,6 +44,7 @@ enum MetaLayout {
         for (person, org) in people where try reader.personOrg(person) == nil {
             try dbs.meta.put(txn, key: MetaKey.person(person), value: Array(org.utf8))
         }
+        try signCounts.write(dbs, txn)
         try dbs.meta.put(txn, key: key, value: [current])
     }
 }

@@ -92,7 +92,7 @@ public struct ActionState: Sendable, Equatable {
         case .executed: status = .executed
         case .failed: status = .failed
         case .expired: status = .expired
-        case .proposed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .policySet, .storeCreated, .tapRefused, .relyingParty, .tokenIssued, .tokenRevoked: break
+        case .proposed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .recoveryKeySet, .policySet, .storeCreated, .tapRefused, .relyingParty, .tokenIssued, .tokenRevoked: break
         }
     }
 }

@@ -38,6 +38,7 @@ public struct ActivityProjection: Projection {
         case .deviceLinked(let d): "linked \(d.device) (\(d.label), \(d.platform.rawValue))"
         case .deviceRevoked(let d): "revoked \(d.device): \(d.reason)"
         case .deviceKeyRotated(let k): "rotated \(k.device)'s key"
+        case .recoveryKeySet(let s): "set the recovery key (\(s.trustText))"
         case .tapRefused(let t): "refused \(t.step.rawValue): \(t.code)"
         case .relyingParty(let rp): "set relying party \(rp.rpId)"
         case .policySet(let p): "set policy v\(p.version)"

@@ -82,10 +82,12 @@ public struct AuditEntry: Sendable, Equatable {
         case .expired:
             break
         case .deviceLinked(let d):
-            detail = "\(d.label) (\(d.platform.rawValue))"
+            // The introduction chain: who vouched for the key (Specs/statements.md §1.1).
+            detail = "\(d.label) (\(d.platform.rawValue))" + (d.key.map { ", key \($0.fingerprint.hex.prefix(16))…, \($0.trustText)" } ?? "")
         case .deviceRevoked(let d):
             detail = d.reason
-        case .deviceKeyRotated: break
+        case .deviceKeyRotated(let k): detail = "key \(k.key.fingerprint.hex.prefix(16))…, \(k.key.trustText)"
+        case .recoveryKeySet(let s): detail = "recovery key \(s.key.fingerprint.hex.prefix(16))…, \(s.trustText)"
         case .tapRefused(let t): detail = "\(t.step.rawValue) refused: \(t.code)"
         case .relyingParty(let rp): detail = rp.rpId
         case .policySet(let p):

@@ -128,7 +128,7 @@ public struct TodayProjection: Projection {
             try Self.cache(store).update(try itemId(v), v.type, store) { Self.edit(&$0, seq) }
         case .actionApproved, .actionAutoShipped, .actionDismissed, .actionExpired:
             try Self.cache(store).remove(try itemId(v), v.type, store)
-        case .actionExecuted, .actionFailed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .storeCreated, .tapRefused, .storeRelyingParty, .tokenIssued, .tokenRevoked:
+        case .actionExecuted, .actionFailed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .personRecoveryKeySet, .storeCreated, .tapRefused, .storeRelyingParty, .tokenIssued, .tokenRevoked:
             return
         case .actionHeld, .policySet:
             try apply(try decode(), to: store)
@@ -153,7 +153,7 @@ public struct TodayProjection: Projection {
             try Self.cache(store).remove(try actionId(event), event.type, store)
         case .policySet(let document):
             try rerank(under: document, org: event.org, store)
-        case .executed, .failed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .storeCreated, .tapRefused, .relyingParty, .tokenIssued, .tokenRevoked:
+        case .executed, .failed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .recoveryKeySet, .storeCreated, .tapRefused, .relyingParty, .tokenIssued, .tokenRevoked:
             break  // not pending: nothing in the feed changes
         }
     }

@@ -32,7 +32,9 @@ enum ResultPrinter {
         case .autoShipped(let a): s += " (\(a.rule), policy v\(a.policyVersion), confidence \(a.confidence))"
         case .dismissed(let d): s += d.reason.isEmpty ? "" : " (\(d.reason))"
         case .held(let h): s += " until \(h.until.iso8601)"
-        case .deviceLinked(let d): s += ": \(d.device) \"\(d.label)\" (\(d.platform.rawValue)) for \(e.person)"
+        case .deviceLinked(let d):
+            s += ": \(d.device) \"\(d.label)\" (\(d.platform.rawValue)) for \(e.person)" + (d.key.map { ", key \($0.trustText)" } ?? "")
+        case .recoveryKeySet(let r): s += ": \(e.person)'s recovery key \(r.key.fingerprint.hex.prefix(16))… (\(r.trustText))"
         case .deviceRevoked(let d): s += ": \(d.device)\(d.reason.isEmpty ? "" : " (\(d.reason))")"
         case .deviceKeyRotated(let k):
             s += ": \(k.device) key \(k.key.fingerprint.hex.prefix(16))… in place of \(k.previousFingerprint.hex.prefix(16))…"

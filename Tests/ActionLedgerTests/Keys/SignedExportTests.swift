@@ -9,7 +9,9 @@ import Testing
     /// Under the strict policy (Specs/policies/strict.json, a `policy.set` schema 2): a
     /// high-stakes path signed from two devices (one introduced by the other), a signed
     /// hold, edit and dismissal, a recorded refusal, a key rotation vouched for by the other
-    /// device, a relying party and a WebAuthn-signed approval.
+    /// device, a relying party and a WebAuthn-signed approval; and a second person's
+    /// recovery: her first keyed device with her recovery key, revoked, a device linked by
+    /// the recovery key, and two replacements of it (signed by that device, then by the key).
     static func signedStore() throws -> TempLedger {
         let t = try keyedStore(stakes: .high)
         let phone = TestDeviceKey(), laptop = TestDeviceKey()
@@ -33,6 +35,12 @@ import Testing
         try t.ledger.linkKeyed("yubikey", auth.key, platform: .web, introducer: ("iphone", phone))
         try t.ledger.run(.propose(proposal("a3", stakes: .low)))
         try t.ledger.webauthn(.tap(.approve, actionId: "a3", device: "yubikey"), auth)
+        let rheaPhone = TestDeviceKey(), rheaLaptop = TestDeviceKey(), first = TestDeviceKey(), second = TestDeviceKey()
+        try t.ledger.linkFirst("rhea-phone", rheaPhone, recovery: first, person: "rhea")
+        try t.ledger.run(.revokeDevice(device: "rhea-phone", reason: "lost"))
+        try t.ledger.recover("rhea-laptop", rheaLaptop, signer: first, person: "rhea")
+        try t.ledger.setRecovery(second, signer: rheaLaptop, device: "rhea-laptop", person: "rhea")
+        try t.ledger.setRecovery(TestDeviceKey(), signer: second, device: nil, person: "rhea")
         return t
     }
 
@@ -46,15 +54,16 @@ import Testing
             try Self.signedStore().ledger.exportJSONL { bytes += $0 }
             try Data(bytes).write(to: Self.examples)
         }
-        #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 19)
-        #expect(try TempLedger().ledger.importJSONL(path: Self.examples.path).seq == 19)
+        #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 25)
+        #expect(try TempLedger().ledger.importJSONL(path: Self.examples.path).seq == 25)
         let kinds = Set(try String(contentsOf: Self.examples, encoding: .utf8).split(separator: "\n").map { line -> String in
             let e = try JSONParser.parse(String(line))
             guard case .number(let v)? = e["schema_version"] else { return "" }
             return "\(e["type"]!.stringValue)/\(Int(v))"
         })
         for k in ["device.linked/2", "action.reviewed/3", "action.confirmed/3", "action.approved/3", "action.dismissed/3",
-                  "action.held/2", "action.edited/2", "policy.set/2", "device.key_rotated/1", "tap.refused/1"] {
+                  "action.held/2", "action.edited/2", "policy.set/2", "device.key_rotated/1", "tap.refused/1",
+                  "device.linked/3", "person.recovery_key_set/1"] {
             #expect(kinds.contains(k), "\(k)")
         }
     }
@@ -62,12 +71,12 @@ import Testing
     @Test func anExportWithKeysAndProofsVerifiesAndImports() throws {
         let t = try Self.signedStore()
         let (path, r) = try t.exportAndVerifyIndependently()
-        #expect(r.status == 0 && r.stdout.hasPrefix("ok 19 "), "\(r.stdout)\(r.stderr)")
-        #expect(try ExportVerifier.verify(path: path).head.seq == 19)
+        #expect(r.status == 0 && r.stdout.hasPrefix("ok 25 "), "\(r.stdout)\(r.stderr)")
+        #expect(try ExportVerifier.verify(path: path).head.seq == 25)
         let fresh = try TempLedger()
         let head = try fresh.ledger.importJSONL(path: path)
-        #expect(head.seq == 19)
-        #expect(try fresh.ledger.verifyProofs() == 13)
+        #expect(head.seq == 25)
+        #expect(try fresh.ledger.verifyProofs() == 18)
         #expect(try fresh.ledger.replayDecisions().mismatch == nil)
     }
 

@@ -47,6 +47,30 @@ import Testing
                                    device: string(l["device"]), platform: Platform(rawValue: string(l["platform"]))!,
                                    key: linkKey, introducedBy: string(l["introduced_by"]))
         check(bytes, links[0], key)
+        try checkRecovery(doc, key)
+    }
+
+    /// The recovery-key statements (§3.2) and the recovery link statement (§3.3).
+    func checkRecovery(_ doc: JSON, _ key: DeviceKey) throws {
+        guard case .array(let sets)? = doc["recovery_key"], case .array(let links)? = doc["recovery_link"] else {
+            Issue.record("no recovery vectors"); return
+        }
+        #expect(sets.count == 2 && links.count == 1)
+        for v in sets {
+            let i = v["inputs"]!
+            let previous = string(i["previous_key"])
+            check(Statement.recoveryKey(storeId: Digest(hex: string(i["store"]))!, org: string(i["org"]), person: string(i["person"]),
+                                        key: Digest(hex: string(i["key"]))!, previous: previous == "none" ? nil : Digest(hex: previous)!,
+                                        signedBy: string(i["signed_by"])), v, key)
+        }
+        let l = links[0]["inputs"]!
+        let linkKey = try DeviceKey(spki: key.spki, protection: KeyProtection(rawValue: string(l["key_protection"]))!, trust: .firstUse)
+        check(Statement.recoveryLink(storeId: Digest(hex: string(l["store"]))!, org: string(l["org"]), person: string(l["person"]),
+                                     device: string(l["device"]), platform: Platform(rawValue: string(l["platform"]))!, key: linkKey,
+                                     recoveryKey: Digest(hex: string(l["recovery_key"]))!), links[0], key)
+        // What the engine signs with: the trust's signed_by line.
+        #expect(RecoveryTrust.device("iphone-quinn", signature: []).signedBy == string(sets[0]["inputs"]?["signed_by"]))
+        #expect(RecoveryTrust.recoveryKey(signature: []).signedBy == string(sets[1]["inputs"]?["signed_by"]))
     }
 
     func check(_ bytes: [UInt8], _ v: JSON, _ key: DeviceKey) {

@@ -13,9 +13,24 @@ struct SoftwareAuthenticator {
     /// UP (0x01) and UV (0x04).
     var flags: UInt8 = 0x05
     var challenge: String?
+    /// The authenticator's signature counter, raised before each assertion as a counting
+    /// authenticator does; copies share it (they are the same authenticator).
+    var counter = SignCounter()
+    /// Sent instead of the counter: 0 for an authenticator that does not count, or a clone's.
+    var fixedCount: UInt32?
+
+    /// One authenticator's counter (a reference: copies of the authenticator share it).
+    final class SignCounter: @unchecked Sendable {
+        // Guarded by `lock`.
+        private var value: UInt32 = 0
+        private let lock = NSLock()
+        func next() -> UInt32 { lock.withLock { value += 1; return value } }
+        var current: UInt32 { lock.withLock { value } }
+    }
 
     func assert(_ statement: [UInt8]) throws -> (authenticatorData: [UInt8], clientDataJSON: [UInt8], der: [UInt8]) {
-        let auth = Array(SHA256.hash(data: Array(rpId.utf8))) + [flags, 0, 0, 0, 7]
+        let count = fixedCount ?? counter.next()
+        let auth = Array(SHA256.hash(data: Array(rpId.utf8))) + [flags] + withUnsafeBytes(of: count.bigEndian) { Array($0) }
         let client: JSON = ["type": .string(type), "challenge": .string(challenge ?? WebAuthnAssertion.challenge(for: statement)),
                             "origin": .string(origin), "crossOrigin": false]
         let clientBytes = Array(client.serialized().utf8)

@@ -77,7 +77,7 @@ struct ReferenceModel {
             raise = p.raise
             policyVersion = p.version
             version = p.version
-        case .storeCreated, .deviceKeyRotated, .tapRefused, .relyingParty, .tokenIssued, .tokenRevoked:
+        case .storeCreated, .deviceKeyRotated, .recoveryKeySet, .tapRefused, .relyingParty, .tokenIssued, .tokenRevoked:
             break
         }
         if let d = e.device, [.actionReviewed, .actionConfirmed, .actionApproved, .actionDismissed, .actionHeld,

@@ -103,7 +103,7 @@ struct ScenarioFill {
         case .deviceRevoked:
             dataDefault("reason", "")
             actor = "operator"
-        case .deviceLinked, .deviceKeyRotated, .storeCreated, .tapRefused, .storeRelyingParty, .tokenIssued, .tokenRevoked:
+        case .deviceLinked, .deviceKeyRotated, .personRecoveryKeySet, .storeCreated, .tapRefused, .storeRelyingParty, .tokenIssued, .tokenRevoked:
             actor = "operator"
         }
         byDefault("actor", .string(actor))
