@@ -79,9 +79,11 @@ public struct CommandRequest: Sendable, Equatable {
     /// `commands` index appends near the B-tree's right edge instead of dirtying a random
     /// leaf page per command.
     public static func newCommandId() -> String {
-        var g = SystemRandomNumberGenerator()
+        // 80 random bits from one system call (SystemRandomNumberGenerator makes one per word).
+        var random = (UInt64(0), UInt16(0))
+        withUnsafeMutableBytes(of: &random) { fillRandom($0) }
         let ms = UInt64(max(0, Date().timeIntervalSince1970 * 1000)) & 0xFFFF_FFFF_FFFF
-        let a = ms << 16 | UInt64(g.next() as UInt16), b = g.next() as UInt64
+        let a = ms << 16 | UInt64(random.1), b = random.0
         return "cmd-" + Hex.encode(a) + Hex.encode(b)
     }
 }
@@ -122,4 +124,12 @@ public struct CommandResult: Sendable, Equatable {
         self.nextTap = nextTap
         self.duplicateTap = duplicateTap
     }
+}
+
+/// Fills `buffer` with cryptographically secure random bytes: glibc's `arc4random_buf`
+/// (a ChaCha20 generator the kernel seeds) makes no system call per request, where
+/// `SystemRandomNumberGenerator` makes one per word.
+func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) {
+    guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+    arc4random_buf(base, buffer.count)
 }

@@ -19,6 +19,8 @@ final class TodayCache: FoldCache {
         /// The item and feed entry the store holds, when it held the action before this fold
         /// (boxed: a pending action is moved on every change, and most have none).
         var stored: Stored?
+        /// A new action's item and feed entry, when the fold had the decoded proposal.
+        var built: Built?
         var changed = true
         var feedChanged = false
 
@@ -38,6 +40,9 @@ final class TodayCache: FoldCache {
         }
     }
 
+    /// A new action's item and feed entry as built from its decoded proposal.
+    typealias Built = Stored
+
     final class Stored {
         let item: TodayProjection.Item
         let feed: TodayProjection.FeedEntry
@@ -55,8 +60,12 @@ final class TodayCache: FoldCache {
     var approximateBytes: Int { slots.count * 96 + removed.count * 64 }
 
     /// Files a new pending action (a duplicate of a stored one is refused when written back).
-    func propose(_ id: String, seq: UInt64) throws {
-        guard slots.updateValue(Pending(seq: seq), forKey: id) == nil else {
+    /// A fold that holds the decoded proposal gives its item and feed entry (`built`), so
+    /// writing back need not read the proposal again.
+    func propose(_ id: String, seq: UInt64, built: Built? = nil) throws {
+        var p = Pending(seq: seq)
+        p.built = built
+        guard slots.updateValue(p, forKey: id) == nil else {
             throw LedgerError(.projectionStale, "today: action \(id) is already pending")
         }
     }
@@ -112,7 +121,7 @@ final class TodayCache: FoldCache {
                 feed.heldUntil = p.heldUntil
                 try store.put(TodayProjection.feed, key: item.feedKey, value: feed.encoded)
             } else {
-                var (item, feed) = try TodayProjection.newItem(id, proposalSeq: p.seq, store)
+                var (item, feed) = try p.built.map { ($0.item, $0.feed) } ?? TodayProjection.newItem(id, proposalSeq: p.seq, store)
                 item.contentSeq = p.contentSeq
                 item.steps = p.steps
                 item.heldUntil = p.heldUntil

@@ -137,8 +137,12 @@ public struct TodayProjection: Projection {
 
     public func apply(_ event: Event, to store: ProjectionStore) throws {
         switch event.payload {
-        case .proposed:
-            try Self.cache(store).propose(try actionId(event), seq: event.seq)
+        case .proposed(let p):
+            let id = try actionId(event)
+            let stakes = Policy.requirements(of: p, under: try Self.policy(store, org: event.org)).stakes
+            let item = Item(person: event.person, org: event.org, proposedAt: event.at, seq: event.seq, stakes: stakes)
+            let feed = FeedEntry(actionId: id, heldUntil: nil, expiresAt: p.expiresAt, specialist: p.specialist.name, kind: p.kind)
+            try Self.cache(store).propose(id, seq: event.seq, built: TodayCache.Built(item, feed))
         case .reviewed:
             try Self.cache(store).update(try actionId(event), event.type, store) { $0.steps.append(.review) }
         case .confirmed:
