@@ -7,7 +7,7 @@ public struct ActivityProjection: Projection {
     public var name: String { "activity" }
     // 3: postings only; lines rendered from the log.
     public var version: UInt32 { 3 }
-    public var foldCost: Int { 2 }
+    public var foldCost: Int { 3 }
     public var databases: [String] { [] }
     public var postings: [String] { ["timeline"] }
 

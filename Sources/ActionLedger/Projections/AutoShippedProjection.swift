@@ -8,6 +8,7 @@ public struct AutoShippedProjection: Projection {
     public var name: String { "autoshipped" }
     // 3: postings only; records rendered from the log.
     public var version: UInt32 { 3 }
+    public var foldCost: Int { 2 }
     public var databases: [String] { [] }
     public var postings: [String] { ["by_time", "by_person"] }
     static let byTime = 0, byPerson = 1

@@ -8,7 +8,7 @@ public struct DevicesProjection: Projection {
     public var name: String { "devices" }
     // 2: the logical databases share one LMDB database (ProjectionStore).
     public var version: UInt32 { 2 }
-    public var foldCost: Int { 4 }
+    public var foldCost: Int { 3 }
     public var databases: [String] { ["devices"] }
 
     public init() {}

@@ -14,7 +14,7 @@ public struct TodayProjection: Projection {
     public var name: String { "today" }
     // 4: items hold pointers (proposal seq, content seq) and the rank, not the proposal.
     public var version: UInt32 { 4 }
-    public var foldCost: Int { 6 }
+    public var foldCost: Int { 5 }
     public var databases: [String] { ["items", "feed", "policy"] }
     static let items = 0, feed = 1, policyDB = 2
     static let policyKey = Array("policy".utf8)
