@@ -79,10 +79,7 @@ public final class LedgerServer: Sendable {
             LedgerServer.json(["status": "ok"])
         }
         router.get("/openapi.yaml") { _, _ in
-            guard let data = OpenAPIDocument.load() else {
-                throw Problem(.notFound, "not_found", "no copy of openapi.yaml found (set LEDGER_OPENAPI)")
-            }
-            return Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.bytes)))
         }
         router.get("/metrics") { _, _ in
             self.metrics.openStreams.record(self.hub.openStreams)
