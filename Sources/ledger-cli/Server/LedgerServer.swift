@@ -30,6 +30,9 @@ public final class LedgerServer: Sendable {
         public var corsOrigins: Set<String> = []
         /// Device sessions' lifetime.
         public var sessionLifetime: Int64 = 30 * Timestamp.day
+        /// How long a command's first response is kept for `Idempotency-Key` replays (ms); a
+        /// replay after it still appends nothing (SessionStore+Responses.swift).
+        public var responseRetention: Int64 = SessionStore.defaultResponseRetention
 
         public init(clock: @escaping @Sendable () throws -> Timestamp) { self.clock = clock }
     }
@@ -55,7 +58,8 @@ public final class LedgerServer: Sendable {
         self.ledger = ledger
         self.configuration = configuration
         limiter = RateLimiter(rate: configuration.rateLimit, burst: configuration.rateBurst)
-        sessions = try SessionStore(path: SessionStore.path(beside: storePath))
+        sessions = try SessionStore(path: SessionStore.path(beside: storePath), responseRetention: configuration.responseRetention,
+                                    now: try configuration.clock())
         authenticator = Authenticator(ledger: ledger, sessions: sessions)
         hub = try EventHub(ledger: ledger, pollInterval: configuration.pollInterval, heartbeat: configuration.heartbeat)
         var logger = Logger(label: "ledger.serve")
