@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_DB ?= demo.lmdb
 
-.PHONY: deps build release demo test bench clean
+.PHONY: deps build release demo test bench openapi clean
 
 deps:
 	@pkg-config --exists lmdb || { \
@@ -36,6 +36,11 @@ test: deps
 	$(SWIFT) test --skip-build
 	@python3 -c "import jsonschema" 2>/dev/null || python3 -m pip install -q "jsonschema>=4.18"
 	python3 Specs/tools/validate.py
+
+# Specs/openapi.yaml compiled into `ledger serve` (GET /openapi.yaml): run after every change
+# to the spec; OpenAPIDocumentTests fails while the embedded copy differs.
+openapi:
+	python3 Specs/tools/embed_openapi.py
 
 # The benchmark suite (a separate package, so `swift test` never builds it): engine vs raw
 # LMDB and SQLite in one run; table on stdout, JSON in Benchmarks/results/latest.json.

@@ -26,7 +26,7 @@ PY
   "$LEDGER" propose --batch "$TMP/batch.jsonl" --db "$DB" >/dev/null
 }
 for c in 1 16 64; do t=$(( c < 4 ? c : 4 )); propose "$c" "$t"; done
-start_server --rate-limit 1000000
+start_server --rate-limit 1000000 --address-rate-limit 1000000
 echo "approvals over HTTP (durable commits, $SECONDS_PER_RUN s each):"
 for c in 1 16 64; do
   t=$(( c < 4 ? c : 4 ))

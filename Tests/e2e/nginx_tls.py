@@ -3,8 +3,9 @@
 
 Makes a self-signed certificate, starts the real `ledger serve` on loopback and nginx in
 front of it (its own prefix, no root, no system config), then over HTTPS checks /healthz,
-a refusal's problem document, and that an event appended by the CLI reaches an open
-stream through the proxy (no buffering). Needs nginx and python3's `cryptography`.
+a refusal's problem document, the per-address limit keyed on the client nginx forwards
+(--trusted-proxy), and that an event appended by the CLI reaches an open stream through
+the proxy (no buffering). Needs nginx and python3's `cryptography`.
 Usage: python3 Tests/e2e/nginx_tls.py --ledger PATH/TO/ledger
 """
 import argparse, datetime, http.client, os, socket, ssl, subprocess, sys, tempfile, time
@@ -29,6 +30,7 @@ http {{
       proxy_pass http://127.0.0.1:{upstream};
       proxy_http_version 1.1;
       proxy_set_header Connection "";
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
       proxy_buffering off;
       proxy_read_timeout 1h;
     }}
@@ -65,7 +67,10 @@ def main():
     run("init")
     run("devices", "link", "phone-1", "--person", "quinn", "--org", "quinn-co", "--label", "iPhone", "--platform", "ios")
     token = run("tokens", "issue", "--org", "quinn-co", "--scope", "device", "--device", "phone-1").splitlines()[-1]
-    server = subprocess.Popen([ledger, "serve", "--listen", "127.0.0.1:0", "--db", db],
+    # One call without a token per client address (then one per 1000 s), and nginx trusted to
+    # name the client: each check below comes as its own client, as if through another proxy.
+    server = subprocess.Popen([ledger, "serve", "--listen", "127.0.0.1:0", "--db", db,
+                               "--address-rate-limit", "0.001", "--trusted-proxy", "127.0.0.1"],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     upstream = int(server.stdout.readline().strip().rsplit(":", 1)[1])
     port = free_port()
@@ -85,12 +90,21 @@ def main():
             return http.client.HTTPSConnection("localhost", port, context=ctx, timeout=10)
 
         c = https()
-        c.request("GET", "/healthz")
+        c.request("GET", "/healthz", headers={"X-Forwarded-For": "198.51.100.1"})
         r = c.getresponse()
         assert r.status == 200 and r.read() == b'{"status":"ok"}', "healthz over TLS"
-        c.request("GET", "/v1/today")
+        c.request("GET", "/v1/today", headers={"X-Forwarded-For": "198.51.100.2"})
         r = c.getresponse()
         assert r.status == 401 and r.getheader("Content-Type") == "application/problem+json", "a problem document over TLS"
+        r.read()
+        # The per-address limit counts the client nginx names, not nginx: .2 is spent, .3 is not.
+        c.request("GET", "/healthz", headers={"X-Forwarded-For": "198.51.100.2"})
+        r = c.getresponse()
+        assert r.status == 429 and r.getheader("Retry-After"), f"the second call of a client is limited: {r.status}"
+        r.read()
+        c.request("GET", "/healthz", headers={"X-Forwarded-For": "198.51.100.3"})
+        r = c.getresponse()
+        assert r.status == 200, f"another client behind the proxy has its own bucket: {r.status}"
         r.read()
         stream = https()
         stream.request("GET", "/v1/events", headers={"Authorization": f"Bearer {token}"})
@@ -104,7 +118,7 @@ def main():
                 break
         else:
             raise AssertionError("the CLI's event did not reach the stream through nginx")
-        print("nginx TLS proxy: healthz, problem documents and a live stream through it: ok")
+        print("nginx TLS proxy: healthz, problem documents, per-client limits and a live stream through it: ok")
     finally:
         proxy.terminate()
         proxy.wait(timeout=10)

@@ -11,8 +11,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 source "$ROOT/Tests/e2e/serve_fixture.sh"
 DEVICE=$("$LEDGER" tokens issue --org quinn-co --scope device --device phone-1 --db "$DB" | tail -1)
 AUDITOR=$("$LEDGER" tokens issue --org quinn-co --scope auditor --db "$DB" | tail -1)
-# A high rate limit: schemathesis sends hundreds of requests a second with one token.
-start_server --rate-limit 100000
+# High rate limits: schemathesis sends hundreds of requests a second with one token, and
+# unauthenticated ones (challenges, sign-ins, pairing) from one address.
+start_server --rate-limit 100000 --address-rate-limit 100000
 HEAD_BEFORE=$("$LEDGER" log --db "$DB" | wc -l)
 # As a phone (taps, Today, devices) and as an auditor (the audit views); from $TMP, where
 # schemathesis leaves its .schemathesis cache.

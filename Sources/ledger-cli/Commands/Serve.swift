@@ -23,6 +23,14 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("rate-limit"), help: "Requests per second each token may make (bursts of twice that); 429 beyond.")
     var rateLimit: Double = 50
 
+    @Option(name: .customLong("address-rate-limit"),
+            help: "Requests per second each client address may make without a live token (bursts of twice that); 429 beyond.")
+    var addressRateLimit: Double = 10
+
+    @Option(name: .customLong("trusted-proxy"),
+            help: "A reverse proxy's IP address (repeatable): its calls are limited by the client it names in X-Forwarded-For.")
+    var trustedProxies: [String] = []
+
     func run() async throws {
         do {
             try Arguments.checkUTF8()
@@ -48,9 +56,15 @@ struct Serve: AsyncParsableCommand {
         configuration.host = host
         configuration.port = port
         configuration.allowRemote = allowRemote
-        guard rateLimit > 0 else { throw LedgerError(.invalidInput, "--rate-limit must be positive", details: ["field": "rate-limit"]) }
+        for (name, value) in [("rate-limit", rateLimit), ("address-rate-limit", addressRateLimit)] where !(value > 0 && value.isFinite) {
+            throw LedgerError(.invalidInput, "--\(name) must be a positive number of requests per second", details: ["field": .string(name)])
+        }
         configuration.rateLimit = rateLimit
-        configuration.rateBurst = rateLimit * 2
+        // A bucket holds at least one call: below 0.5/s, one call, then one per 1/rate seconds.
+        configuration.rateBurst = max(1, rateLimit * 2)
+        configuration.addressRateLimit = addressRateLimit
+        configuration.addressRateBurst = max(1, addressRateLimit * 2)
+        configuration.trustedProxies = trustedProxies
         configuration.corsOrigins = Set(corsOrigins)
         let server = try LedgerServer(ledger: ledger, storePath: path, configuration: configuration)
         let shown = host.contains(":") ? "[\(host)]" : host

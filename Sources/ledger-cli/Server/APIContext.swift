@@ -1,5 +1,6 @@
 import ActionLedger
 import Hummingbird
+import NIOCore
 
 /// Who is calling: an operator token (``TokenScope``) or a device session.
 public struct Identity: Sendable, Equatable {
@@ -17,15 +18,18 @@ public struct Identity: Sendable, Equatable {
 }
 
 /// The request context of every route: the caller's identity once authenticated.
-public struct APIContext: RequestContext {
+public struct APIContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by ``AuthMiddleware`` from `Authorization: Bearer …` (or a stream ticket).
     public var identity: Identity?
+    /// The connection's peer (a reverse proxy's, when one is in front).
+    public let remoteAddress: SocketAddress?
     /// Set by the server: the limit bodies are collected up to (413 beyond).
     public var maxUploadSize: Int { 1 << 20 }
 
     public init(source: Source) {
         coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
     }
 
     /// The caller, who must hold one of `scopes`.

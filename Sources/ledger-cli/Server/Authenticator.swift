@@ -90,24 +90,40 @@ final class Authenticator: Sendable {
 
 /// Puts the caller's identity in the context from `Authorization: Bearer SECRET`. No header:
 /// no identity (the route decides whether it needs one). A header with a dead secret: 401 at once.
+///
+/// A live token spends from its own bucket (`tokens`); a call without one (no header, or a
+/// secret refused) from its client address's (``AddressLimit``), so the unauthenticated
+/// calls (challenges, sign-ins, pairing-code redemptions) and token guessing are limited too.
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = APIContext
     let authenticator: Authenticator
-    let limiter: RateLimiter
+    let tokens: RateLimiter
+    let addresses: AddressLimit
     let clock: @Sendable () throws -> Timestamp
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
-        guard let header = request.headers[.authorization] else { return try await next(request, context) }
-        guard header.hasPrefix("Bearer "), case let secret = String(header.dropFirst(7)), !secret.isEmpty else {
-            throw Problem.unauthorized("expected Authorization: Bearer <token>")
+        guard let header = request.headers[.authorization] else {
+            // A stream opened with a ticket is authenticated by it (minted under a token's
+            // limit): a browser's EventSource gives up on a 429, so only a refused ticket is charged.
+            if !(request.uri.path == "/v1/events" && request.uri.queryParameters["ticket"] != nil) {
+                try addresses.charge(request, context)
+            }
+            return try await next(request, context)
         }
-        var context = context
-        let identity = try authenticator.identify(secret: secret, now: try clock())
-        if let wait = limiter.take(identity.id) {
-            var p = Problem(.tooManyRequests, "rate_limited", "this token is over its rate limit; retry in \(wait) s")
-            p.retryAfter = wait
+        let identity: Identity
+        do {
+            guard header.hasPrefix("Bearer "), case let secret = String(header.dropFirst(7)), !secret.isEmpty else {
+                throw Problem.unauthorized("expected Authorization: Bearer <token>")
+            }
+            identity = try authenticator.identify(secret: secret, now: try clock())
+        } catch let p as Problem where p.status == .unauthorized {
+            try addresses.charge(request, context)
             throw p
         }
+        if let wait = tokens.take(identity.id) {
+            throw Problem.rateLimited("this token is over its rate limit", retryAfter: wait)
+        }
+        var context = context
         context.identity = identity
         return try await next(request, context)
     }

@@ -26,10 +26,20 @@ public final class LedgerServer: Sendable {
         /// Requests per second each token may make (its bucket holds `rateBurst`); 429 beyond.
         public var rateLimit: Double = 50
         public var rateBurst: Double = 100
+        /// Requests per second each client address may make without a live token (challenges,
+        /// sign-ins, pairing-code redemptions, health checks, refused secrets); 429 beyond.
+        public var addressRateLimit: Double = 10
+        public var addressRateBurst: Double = 20
+        /// Reverse proxies in front (their addresses): calls from them are limited by the
+        /// client address they append to `X-Forwarded-For`, not by the proxy's own.
+        public var trustedProxies: [String] = []
         /// Web-companion origins allowed by CORS (e.g. `https://app.example.com`).
         public var corsOrigins: Set<String> = []
         /// Device sessions' lifetime.
         public var sessionLifetime: Int64 = 30 * Timestamp.day
+        /// How long a command's first response is kept for `Idempotency-Key` replays (ms); a
+        /// replay after it still appends nothing (SessionStore+Responses.swift).
+        public var responseRetention: Int64 = SessionStore.defaultResponseRetention
 
         public init(clock: @escaping @Sendable () throws -> Timestamp) { self.clock = clock }
     }
@@ -45,6 +55,7 @@ public final class LedgerServer: Sendable {
     let logger: Logger
     let metrics = ServerMetrics()
     let limiter: RateLimiter
+    let addressLimit: AddressLimit
 
     /// Opens the server's side of `ledger` (at `storePath`): its session file beside the store.
     public init(ledger: Ledger, storePath: String, configuration: Configuration) throws {
@@ -55,7 +66,16 @@ public final class LedgerServer: Sendable {
         self.ledger = ledger
         self.configuration = configuration
         limiter = RateLimiter(rate: configuration.rateLimit, burst: configuration.rateBurst)
-        sessions = try SessionStore(path: SessionStore.path(beside: storePath))
+        let proxies = try configuration.trustedProxies.map { text in
+            guard let address = ClientAddress(text) else {
+                throw LedgerError(.invalidInput, "--trusted-proxy \(text): expected an IPv4 or IPv6 address", details: ["field": "trusted-proxy"])
+            }
+            return address
+        }
+        addressLimit = AddressLimit(limiter: RateLimiter(rate: configuration.addressRateLimit, burst: configuration.addressRateBurst),
+                                    trustedProxies: Set(proxies))
+        sessions = try SessionStore(path: SessionStore.path(beside: storePath), responseRetention: configuration.responseRetention,
+                                    now: try configuration.clock())
         authenticator = Authenticator(ledger: ledger, sessions: sessions)
         hub = try EventHub(ledger: ledger, pollInterval: configuration.pollInterval, heartbeat: configuration.heartbeat)
         var logger = Logger(label: "ledger.serve")
@@ -74,15 +94,12 @@ public final class LedgerServer: Sendable {
         // CORS outside the problem documents, so refusals carry its headers too.
         router.add(middleware: CORSMiddleware(origins: configuration.corsOrigins))
         router.add(middleware: ProblemMiddleware())
-        router.add(middleware: AuthMiddleware(authenticator: authenticator, limiter: limiter, clock: configuration.clock))
+        router.add(middleware: AuthMiddleware(authenticator: authenticator, tokens: limiter, addresses: addressLimit, clock: configuration.clock))
         router.get("/healthz") { _, _ in
             LedgerServer.json(["status": "ok"])
         }
         router.get("/openapi.yaml") { _, _ in
-            guard let data = OpenAPIDocument.load() else {
-                throw Problem(.notFound, "not_found", "no copy of openapi.yaml found (set LEDGER_OPENAPI)")
-            }
-            return Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.bytes)))
         }
         router.get("/metrics") { _, _ in
             self.metrics.openStreams.record(self.hub.openStreams)

@@ -2,25 +2,15 @@ import Foundation
 
 /// Specs/openapi.yaml, served at `GET /openapi.yaml`.
 ///
-/// Read from a file rather than compiled in (a 1,300-line literal would dwarf the code):
-/// `$LEDGER_OPENAPI`, else `openapi.yaml` beside the executable (an install copies it
-/// there), else the source tree's Specs/openapi.yaml (a development build).
+/// Compiled in (OpenAPIDocument+Embedded.swift, written by Specs/tools/embed_openapi.py), so
+/// the binary serves its own contract wherever it is installed; OpenAPIDocumentTests fails
+/// while the embedded copy differs from Specs/openapi.yaml by a byte.
 enum OpenAPIDocument {
-    static let candidates: [String] = {
-        var paths: [String] = []
-        if let env = ProcessInfo.processInfo.environment["LEDGER_OPENAPI"] { paths.append(env) }
-        let exe = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
-        paths.append(exe.deletingLastPathComponent().appendingPathComponent("openapi.yaml").path)
-        // Sources/ledger-cli/Server/OpenAPIDocument.swift → the repository's Specs/openapi.yaml.
-        var repo = URL(fileURLWithPath: #filePath)
-        for _ in 0..<4 { repo.deleteLastPathComponent() }
-        paths.append(repo.appendingPathComponent("Specs/openapi.yaml").path)
-        return paths
+    /// The document's bytes, decoded once.
+    static let bytes: [UInt8] = {
+        guard let data = Data(base64Encoded: base64Lines.joined()) else {
+            preconditionFailure("OpenAPIDocument+Embedded.swift holds invalid base64: regenerate it with `make openapi`")
+        }
+        return Array(data)
     }()
-
-    /// The document's bytes, or nil when no copy is found.
-    static func load() -> Data? {
-        for path in candidates { if let data = FileManager.default.contents(atPath: path) { return data } }
-        return nil
-    }
 }

@@ -29,6 +29,11 @@ struct Problem: HTTPResponseError {
     }
 
     static func unauthorized(_ detail: String) -> Problem { Problem(.unauthorized, "unauthorized", detail) }
+    static func rateLimited(_ detail: String, retryAfter seconds: Int) -> Problem {
+        var p = Problem(.tooManyRequests, "rate_limited", "\(detail); retry in \(seconds) s")
+        p.retryAfter = seconds
+        return p
+    }
     static func forbidden(_ detail: String) -> Problem { Problem(.forbidden, "forbidden", detail) }
     static func invalid(_ detail: String, field: String? = nil) -> Problem {
         Problem(.badRequest, LedgerError.Code.invalidInput.rawValue, detail, extra: field.map { ["field": .string($0)] } ?? JSONObject())

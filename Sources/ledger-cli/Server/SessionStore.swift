@@ -2,8 +2,9 @@ import ActionLedger
 import Foundation
 
 /// The server's own state, in an LMDB file of its own beside the store (`NAME.sessions.lmdb`),
-/// never in the log: device sessions (by the SHA-256 of their secret) and when each device
-/// last connected. Losing it signs devices out; it records no fact of the ledger.
+/// never in the log: device sessions (by the SHA-256 of their secret), when each device
+/// last connected, and the responses kept for `Idempotency-Key` replays
+/// (SessionStore+Responses.swift). Losing it signs devices out; it records no fact of the ledger.
 final class SessionStore: Sendable {
     /// A device session, made by signing a challenge (`POST /v1/sessions`).
     struct Session: Sendable, Equatable {
@@ -38,47 +39,26 @@ final class SessionStore: Sendable {
     }
 
     let environment: Environment
+    /// How long a command's first response is kept for its replays (milliseconds).
+    let responseRetention: Int64
 
     /// `ledger.lmdb` → `ledger.sessions.lmdb`.
     static func path(beside store: String) -> String {
         (store.hasSuffix(".lmdb") ? String(store.dropLast(5)) : store) + ".sessions.lmdb"
     }
 
-    init(path: String) throws {
+    /// Opens (or creates) the file at `path`; `now` dates the replay responses an older build
+    /// stored without a time, so they too expire one retention from now.
+    init(path: String, responseRetention: Int64 = SessionStore.defaultResponseRetention, now: Timestamp) throws {
         var options = Environment.Options()
         options.mapSize = 16 << 20
         environment = try Environment(path: path, options: options)
+        self.responseRetention = responseRetention
+        try dateUntimedResponses(now: now)
     }
 
     private static let sessions = "sessions"   // secret hash (hex) → session JSON
     private static let devices = "devices"     // device id → last connected (ISO-8601)
-    private static let responses = "responses" // command id → the response its first run got
-
-    /// What a command's first run answered, for its replays (`Idempotency-Key`).
-    struct StoredResponse: Sendable {
-        var status: Int
-        var etag: String?
-        var body: JSON
-    }
-
-    func keep(_ r: StoredResponse, commandId: String) throws {
-        let record: JSON = ["status": .number(Double(r.status)), "etag": r.etag.map(JSON.string) ?? .null, "body": r.body]
-        try environment.write { txn in
-            try txn.put(try txn.openDatabase(Self.responses)!, key: Array(commandId.utf8), value: Array(record.serialized().utf8))
-        }
-    }
-
-    func response(commandId: String) throws -> StoredResponse? {
-        try environment.read { txn in
-            guard let db = try txn.openDatabase(Self.responses, create: false),
-                  let bytes = try txn.get(db, key: Array(commandId.utf8)) else { return nil }
-            let o = try JSONParser.parse(bytes)
-            guard case .number(let status)? = o["status"], let body = o["body"] else { return nil }
-            var etag: String?
-            if case .string(let e)? = o["etag"] { etag = e }
-            return StoredResponse(status: Int(status), etag: etag, body: body)
-        }
-    }
 
     /// Records a new session under the hash of its secret.
     func add(_ session: Session, secretHash: Digest) throws {

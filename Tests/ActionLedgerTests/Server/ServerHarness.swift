@@ -20,8 +20,9 @@ final class ServerHarness: @unchecked Sendable {
     static func systemNow() -> Timestamp { Timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)) }
 
     /// - parameter clock: the server's clock (the system's by default; a test moves its own).
-    init(keyedLaptop: TestDeviceKey? = nil, rateLimit: Double = 1000,
-         clock: @escaping @Sendable () -> Timestamp = { ServerHarness.systemNow() }) throws {
+    /// - parameter addressLimit: calls without a token per client address (per second, burst).
+    init(keyedLaptop: TestDeviceKey? = nil, rateLimit: Double = 1000, addressLimit: (rate: Double, burst: Double) = (1000, 1000),
+         trustedProxies: [String] = [], clock: @escaping @Sendable () -> Timestamp = { ServerHarness.systemNow() }) throws {
         temp = try TempLedger()
         let l = temp.ledger!
         let now = Self.systemNow()
@@ -50,6 +51,8 @@ final class ServerHarness: @unchecked Sendable {
         configuration.heartbeat = .milliseconds(300)
         configuration.rateLimit = rateLimit
         configuration.rateBurst = rateLimit
+        (configuration.addressRateLimit, configuration.addressRateBurst) = addressLimit
+        configuration.trustedProxies = trustedProxies
         configuration.corsOrigins = ["https://app.example.com"]
         server = try LedgerServer(ledger: l, storePath: temp.path, configuration: configuration)
     }

@@ -26,11 +26,9 @@ import Testing
             #expect(metrics.status == .ok && metrics.text.contains("ledger_commands_committed_total 1"))
             #expect(metrics.text.contains(#"ledger_http_requests_total{route="/v1/actions",method="POST",status="400"} 1"#))
             #expect(metrics.text.contains("ledger_http_request_duration_seconds_bucket"))
-            let spec = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Specs/openapi.yaml")
             let served = try await client.call(.get, "/openapi.yaml")
-            let committed = try String(contentsOf: spec, encoding: .utf8)
-            #expect(served.status == .ok && served.text == committed)
+            let committed = try String(contentsOf: OpenAPIDocumentTests.spec, encoding: .utf8)
+            #expect(served.status == .ok && served.text == committed && served.headers[.contentType] == "application/yaml")
             let wrongMethod = try await client.call(.delete, "/v1/actions/a1/review", token: h.phone)
             #expect(wrongMethod.status == .methodNotAllowed && wrongMethod.headers[.allow] == "POST")
         }

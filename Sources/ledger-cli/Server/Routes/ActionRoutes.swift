@@ -74,13 +74,14 @@ extension LedgerServer {
     /// result, the same for a replay (with `Idempotent-Replayed: true`).
     ///
     /// The engine judges whether a command id is a replay (same command, same device); the
-    /// response it first got is kept in the session file, so a replay gets exactly the
-    /// original body (a replay of a command first made through the CLI gets the result as
-    /// the engine replays it).
+    /// response it first got is kept in the session file for the retention
+    /// (``Configuration/responseRetention``), so a replay gets exactly the original body. A
+    /// replay after that, or of a command first made through the CLI, appends nothing too and
+    /// gets the result as the engine replays it: the command's events, the action as it is now.
     func run(_ request: CommandRequest, status: HTTPResponse.Status = .ok) async throws -> Response {
         let ledger = self.ledger, sessions = self.sessions
         let result = try await Blocking.run { try ledger.execute(request) }
-        if result.replayed, let stored = try sessions.response(commandId: request.commandId) {
+        if result.replayed, let stored = try sessions.response(commandId: request.commandId, now: request.now) {
             var headers: HTTPFields = [.idempotentReplayed: "true"]
             if let etag = stored.etag { headers[.eTag] = etag }
             return LedgerServer.json(stored.body, status: .init(code: stored.status), headers: headers)
@@ -94,8 +95,10 @@ extension LedgerServer {
         if result.replayed {
             headers[.idempotentReplayed] = "true"
         } else {
-            let id = request.commandId
-            try await Blocking.run { try sessions.keep(SessionStore.StoredResponse(status: status.code, etag: etag, body: body), commandId: id) }
+            let id = request.commandId, now = request.now
+            try await Blocking.run {
+                try sessions.keep(SessionStore.StoredResponse(status: status.code, etag: etag, body: body), commandId: id, at: now)
+            }
         }
         return LedgerServer.json(body, status: status, headers: headers)
     }

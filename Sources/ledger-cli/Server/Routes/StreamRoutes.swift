@@ -27,6 +27,7 @@ extension LedgerServer {
                 // Single use: taken out of the table whether or not it is still valid.
                 guard let entry = self.tickets.withLock({ $0.removeValue(forKey: ticket) }), now < entry.expiresAt,
                       try self.authenticator.isLive(entry.identity, at: now) else {
+                    try self.addressLimit.charge(request, context)  // guessing tickets is a call without a token
                     throw Problem.unauthorized("the stream ticket is unknown, used or expired")
                 }
                 // The identity behind it must still be live (a device revoked since is refused).
