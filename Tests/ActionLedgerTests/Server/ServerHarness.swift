@@ -21,7 +21,7 @@ final class ServerHarness: @unchecked Sendable {
 
     /// - parameter clock: the server's clock (the system's by default; a test moves its own).
     /// - parameter addressLimit: calls without a token per client address (per second, burst).
-    init(keyedLaptop: TestDeviceKey? = nil, rateLimit: Double = 1000, addressLimit: (rate: Double, burst: Double) = (1000, 1000),
+    init(keyedLaptop: TestDeviceKey? = nil, rateLimit: (rate: Double, burst: Double) = (1000, 1000), addressLimit: (rate: Double, burst: Double) = (1000, 1000),
          trustedProxies: [String] = [], clock: @escaping @Sendable () -> Timestamp = { ServerHarness.systemNow() }) throws {
         temp = try TempLedger()
         let l = temp.ledger!
@@ -49,8 +49,8 @@ final class ServerHarness: @unchecked Sendable {
         configuration.port = 0
         configuration.pollInterval = .milliseconds(10)
         configuration.heartbeat = .milliseconds(300)
-        configuration.rateLimit = rateLimit
-        configuration.rateBurst = rateLimit
+        configuration.rateLimit = rateLimit.rate
+        configuration.rateBurst = rateLimit.burst
         (configuration.addressRateLimit, configuration.addressRateBurst) = addressLimit
         configuration.trustedProxies = trustedProxies
         configuration.corsOrigins = ["https://app.example.com"]
