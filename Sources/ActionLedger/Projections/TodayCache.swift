@@ -8,19 +8,19 @@
 /// first). The store writes the cache back before anything reads it
 /// (``ProjectionStore/flushCache()``), so a fold leaves the same bytes whichever way it went.
 final class TodayCache: FoldCache {
-    /// What the fold knows of one pending action.
+    /// What the fold knows of one pending action. Plain words only (no reference to count):
+    /// a fold moves it in and out of the map on every event of the action.
     struct Pending {
         /// The proposal's seq.
         var seq: UInt64
         var contentSeq: UInt64
-        var steps: [TapStep] = []
+        var steps = TapSteps()
         var heldUntil: Timestamp?
         var edits = 0
-        /// The item and feed entry the store holds, when it held the action before this fold
-        /// (boxed: a pending action is moved on every change, and most have none).
-        var stored: Stored?
-        /// A new action's item and feed entry, when the fold had the decoded proposal.
-        var built: Built?
+        /// Where in ``known`` its item and feed entry are: those the store holds (`isStored`)
+        /// or, for a new action, those built from the decoded proposal; -1 for none.
+        var known = -1
+        var isStored = false
         var changed = true
         var feedChanged = false
 
@@ -28,15 +28,28 @@ final class TodayCache: FoldCache {
             self.seq = seq
             contentSeq = seq
         }
+    }
 
-        init(_ item: TodayProjection.Item, _ feed: TodayProjection.FeedEntry) {
-            seq = item.seq
-            contentSeq = item.contentSeq
-            steps = item.steps
-            heldUntil = item.heldUntil
-            edits = item.edits
-            stored = Stored(item, feed)
-            changed = false
+    /// A pending action's taps on its current content, two bits each.
+    struct TapSteps {
+        private var bits: UInt64 = 0
+        private(set) var count = 0
+
+        init() {}
+
+        init(_ steps: [TapStep]) {
+            for s in steps { append(s) }
+        }
+
+        mutating func append(_ step: TapStep) {
+            if count < 32 { bits |= UInt64(step == .review ? 0 : step == .confirm ? 1 : 2) << (2 * UInt64(count)) }
+            count += 1
+        }
+
+        /// - throws: `projection_stale` past 32 taps (an item holds at most 16).
+        func array() throws -> [TapStep] {
+            guard count <= 32 else { throw LedgerError(.projectionStale, "today: more than 32 taps on one content") }
+            return (0..<count).map { i in [TapStep.review, .confirm, .approve][Int(bits >> (2 * UInt64(i)) & 3)] }
         }
     }
 
@@ -52,19 +65,26 @@ final class TodayCache: FoldCache {
         }
     }
 
+    /// Items and feed entries the pending actions point at (``Pending/known``).
+    private var known: [Stored] = []
+
     /// Action id → its pending state, for the actions this fold touched.
     private var slots: [String: Pending] = [:]
     /// Stored items this fold removed: action id → the feed key the store holds it under.
     private var removed: [String: [UInt8]] = [:]
 
-    var approximateBytes: Int { slots.count * 96 + removed.count * 64 }
+    // A slot (key, pending state, the map's spare capacity) takes about 200 bytes of heap.
+    var approximateBytes: Int { slots.count * 200 + removed.count * 96 }
 
     /// Files a new pending action (a duplicate of a stored one is refused when written back).
     /// A fold that holds the decoded proposal gives its item and feed entry (`built`), so
     /// writing back need not read the proposal again.
     func propose(_ id: String, seq: UInt64, built: Built? = nil) throws {
         var p = Pending(seq: seq)
-        p.built = built
+        if let built {
+            p.known = known.count
+            known.append(built)
+        }
         guard slots.updateValue(p, forKey: id) == nil else {
             throw LedgerError(.projectionStale, "today: action \(id) is already pending")
         }
@@ -82,11 +102,8 @@ final class TodayCache: FoldCache {
 
     /// A decision or expiry: the action leaves the feed.
     func remove(_ id: String, _ type: EventType, _ store: ProjectionStore) throws {
-        if let p = slots.removeValue(forKey: id) {
-            if let s = p.stored { removed[id] = s.item.feedKey }
-            return
-        }
-        if let s = try pending(id, type, store).stored { removed[id] = s.item.feedKey }
+        let p = try slots.removeValue(forKey: id) ?? pending(id, type, store)
+        if p.isStored { removed[id] = known[p.known].item.feedKey }
     }
 
     private func pending(_ id: String, _ type: EventType, _ store: ProjectionStore) throws -> Pending {
@@ -96,7 +113,16 @@ final class TodayCache: FoldCache {
             guard let feed = try store.withStoredValue(TodayProjection.feed, key: item.feedKey, { try TodayProjection.FeedEntry(decoding: $0) }) else {
                 throw LedgerError(.projectionStale, "no feed entry for pending action \(id)")
             }
-            return Pending(item, feed)
+            var p = Pending(seq: item.seq)
+            p.contentSeq = item.contentSeq
+            p.steps = TapSteps(item.steps)
+            p.heldUntil = item.heldUntil
+            p.edits = item.edits
+            p.known = known.count
+            p.isStored = true
+            p.changed = false
+            known.append(Stored(item, feed))
+            return p
         }
         throw LedgerError(.projectionStale, "\(type.name) for action \(id), which is not pending")
     }
@@ -110,10 +136,10 @@ final class TodayCache: FoldCache {
         removed.removeAll(keepingCapacity: true)
         for (id, p) in slots where p.changed {
             let key = Array(id.utf8)
-            if let stored = p.stored {
-                var item = stored.item, feed = stored.feed
+            if p.isStored {
+                var item = known[p.known].item, feed = known[p.known].feed
                 item.contentSeq = p.contentSeq
-                item.steps = p.steps
+                item.steps = try p.steps.array()
                 item.heldUntil = p.heldUntil
                 item.edits = p.edits
                 try store.put(TodayProjection.items, key: key, value: item.encoded)
@@ -121,9 +147,10 @@ final class TodayCache: FoldCache {
                 feed.heldUntil = p.heldUntil
                 try store.put(TodayProjection.feed, key: item.feedKey, value: feed.encoded)
             } else {
-                var (item, feed) = try p.built.map { ($0.item, $0.feed) } ?? TodayProjection.newItem(id, proposalSeq: p.seq, store)
+                var (item, feed) = try p.known >= 0 ? (known[p.known].item, known[p.known].feed)
+                    : TodayProjection.newItem(id, proposalSeq: p.seq, store)
                 item.contentSeq = p.contentSeq
-                item.steps = p.steps
+                item.steps = try p.steps.array()
                 item.heldUntil = p.heldUntil
                 item.edits = p.edits
                 feed.heldUntil = p.heldUntil
@@ -132,5 +159,6 @@ final class TodayCache: FoldCache {
             }
         }
         slots.removeAll(keepingCapacity: true)
+        known.removeAll(keepingCapacity: true)
     }
 }

@@ -165,7 +165,7 @@ public struct TodayProjection: Projection {
     /// An edit: the content is the edit's, and the taps start over.
     private static func edit(_ p: inout TodayCache.Pending, _ seq: UInt64) {
         p.contentSeq = seq
-        p.steps = []
+        p.steps = TodayCache.TapSteps()
         p.edits += 1
     }
 
