@@ -187,6 +187,12 @@ if let r = rate("signed approvals 16 callers", "engine", per: 64), let u = rate(
                   target: "≥0.8× unsigned, same callers")
     row.met = r / u >= 0.8
     row.note = String(format: "unsigned %.0f/s: ×%.2f", u, r / u)
+    if let sc = m["signed approvals 16 callers"]?["engine cpu"]?.p50, let uc = m["signed approvals 16 callers"]?["unsigned cpu"]?.p50 {
+        // CPU per approval (all threads), and the rate the machine's cores allow at that cost.
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        row.note += String(format: "; CPU per approval %.0f µs signed, %.0f µs unsigned: %d cores allow %.0f/s and %.0f/s (×%.2f)",
+                            sc / 64, uc / 64, Int(cores), cores * 64e6 / sc, cores * 64e6 / uc, uc / sc)
+    }
     rows.append(row)
 } else { missing("signed approvals, 16 callers", "not measured in this run") }
 

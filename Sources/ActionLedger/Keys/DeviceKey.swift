@@ -41,8 +41,7 @@ public struct DeviceKey: Sendable, Equatable {
 
     /// Refuses bytes that are not the canonical SPKI DER of a P-256 point.
     public init(spki: [UInt8], protection: KeyProtection, trust: KeyTrust) throws {
-        guard let key = try? P256.Signing.PublicKey(derRepresentation: spki),
-              Array(key.derRepresentation) == spki else {
+        guard PublicKeyCache.key(spki) != nil else {
             throw LedgerError(.invalidInput, "the public key is not a P-256 SubjectPublicKeyInfo (DER)",
                               details: ["field": "public_key"])
         }
@@ -57,7 +56,7 @@ public struct DeviceKey: Sendable, Equatable {
     /// Whether `signature` (raw r‖s, 64 bytes) is this key's ECDSA P-256/SHA-256
     /// signature over `message`.
     public func verifies(_ signature: [UInt8], over message: [UInt8]) -> Bool {
-        guard let key = try? P256.Signing.PublicKey(derRepresentation: spki),
+        guard let key = PublicKeyCache.key(spki),
               let sig = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
         return key.isValidSignature(sig, for: message)
     }
