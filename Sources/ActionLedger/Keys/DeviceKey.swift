@@ -56,9 +56,7 @@ public struct DeviceKey: Sendable, Equatable {
     /// Whether `signature` (raw r‖s, 64 bytes) is this key's ECDSA P-256/SHA-256
     /// signature over `message`.
     public func verifies(_ signature: [UInt8], over message: [UInt8]) -> Bool {
-        guard let key = PublicKeyCache.key(spki),
-              let sig = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
-        return key.isValidSignature(sig, for: message)
+        PublicKeyCache.verifies(spki, signature, over: message)
     }
 
     /// Reads a public key file: SPKI DER, or PEM (`-----BEGIN PUBLIC KEY-----`).

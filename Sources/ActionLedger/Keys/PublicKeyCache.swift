@@ -32,4 +32,11 @@ enum PublicKeyCache {
         store.lock.unlock()
         return key
     }
+
+    /// Whether `signature` (raw r‖s, 64 bytes) is the ECDSA P-256/SHA-256 signature of the
+    /// key `spki` over `message`: what device keys and recovery keys both check.
+    static func verifies(_ spki: [UInt8], _ signature: [UInt8], over message: [UInt8]) -> Bool {
+        guard let key = key(spki), let sig = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+        return key.isValidSignature(sig, for: message)
+    }
 }

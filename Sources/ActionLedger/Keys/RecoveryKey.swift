@@ -16,8 +16,7 @@ public struct RecoveryKey: Sendable, Equatable {
 
     /// Whether `signature` (raw r‖s) is this key's ECDSA P-256/SHA-256 signature over `message`.
     public func verifies(_ signature: [UInt8], over message: [UInt8]) -> Bool {
-        // Validated at init: the same verification as a device key's.
-        (try? DeviceKey(spki: spki, protection: .none, trust: .firstUse))?.verifies(signature, over: message) ?? false
+        PublicKeyCache.verifies(spki, signature, over: message)
     }
 }
 

@@ -3,7 +3,8 @@
 /// of times in a rebuild, so each record is decoded and encoded once per fold, not per tap.
 /// Written back like ``TodayCache`` (``ProjectionStore/flushCache()``).
 final class DevicesCache: FoldCache {
-    private var records: [ByteKey: (record: DeviceRecord, changed: Bool)] = [:]
+    /// Every record here was changed by the fold (one is added only by ``update``).
+    private var records: [ByteKey: DeviceRecord] = [:]
 
     var approximateBytes: Int { records.count * 160 }
 
@@ -12,7 +13,7 @@ final class DevicesCache: FoldCache {
         let k = ByteKey(key)
         var record: DeviceRecord
         if let held = records[k] {
-            record = held.record
+            record = held
         } else if let stored = try store.withStoredValue(0, key: key, { try DeviceRecord(decoding: $0) }) {
             record = stored
         } else {
@@ -20,12 +21,12 @@ final class DevicesCache: FoldCache {
             throw LedgerError(.unknownDevice, "device \(device) is not linked to \(person)")
         }
         change(&record)
-        records[k] = (record, true)
+        records[k] = record
     }
 
     func flush(into store: ProjectionStore) throws {
-        for (key, held) in records where held.changed {
-            try store.put(0, key: key.bytes, value: held.record.encoded)
+        for (key, record) in records {
+            try store.put(0, key: key.bytes, value: record.encoded)
         }
         records.removeAll(keepingCapacity: true)
     }

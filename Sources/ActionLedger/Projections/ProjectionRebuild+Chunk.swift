@@ -30,7 +30,9 @@ extension ShadowBuild {
             chunk.folds += theirs.folds
             chunk.applied = max(chunk.applied, theirs.applied)
         }
-        chunk.folds.sort { a, b in pending.firstIndex { $0.name == a.projection.name }! < pending.firstIndex { $0.name == b.projection.name }! }
+        // In the order asked for, whichever thread folded them.
+        let order = Dictionary(uniqueKeysWithValues: pending.enumerated().map { ($1.name, $0) })
+        chunk.folds.sort { order[$0.projection.name]! < order[$1.projection.name]! }
         return chunk
     }
 

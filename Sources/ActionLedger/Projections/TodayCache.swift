@@ -21,7 +21,6 @@ final class TodayCache: FoldCache {
         /// or, for a new action, those built from the decoded proposal; -1 for none.
         var known = -1
         var isStored = false
-        var changed = true
         var feedChanged = false
 
         init(seq: UInt64) {
@@ -95,7 +94,6 @@ final class TodayCache: FoldCache {
         var p = try pending(id, type, store)
         let held = p.heldUntil
         change(&p)
-        p.changed = true
         if p.heldUntil != held { p.feedChanged = true }
         slots[id] = p
     }
@@ -120,7 +118,6 @@ final class TodayCache: FoldCache {
             p.edits = item.edits
             p.known = known.count
             p.isStored = true
-            p.changed = false
             known.append(Stored(item, feed))
             return p
         }
@@ -134,7 +131,9 @@ final class TodayCache: FoldCache {
             try store.delete(TodayProjection.feed, key: key)
         }
         removed.removeAll(keepingCapacity: true)
-        for (id, p) in slots where p.changed {
+        // Every slot is a change: a proposal, or a stored action `update` changed (one only
+        // read to be removed is not kept here).
+        for (id, p) in slots {
             let key = Array(id.utf8)
             if p.isStored {
                 var item = known[p.known].item, feed = known[p.known].feed
