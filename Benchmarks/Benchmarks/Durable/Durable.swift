@@ -151,13 +151,7 @@ func concurrentApprovals(_ callers: Int) {
         state.value = s
         let l = s.engine, each = perIteration / callers
         let approve: @Sendable (Int) -> Void = { k in
-            let id = Sample.actionId("c", k)
-            do {
-                let r = try l.execute(CommandRequest(.tap(.approve, actionId: id, device: Sample.device(0)), now: Sample.base))
-                precondition(r.events.count == 1, "approval of \(id) appended nothing")
-            } catch {
-                fatalError("approval of \(id) failed: \(error)")
-            }
+            EngineSetup.approve(l, Sample.actionId("c", k))
         }
         let log = s.lmdb, sqlite = s.sqlite, sqliteWriter = s.sqliteWriter
         try rotated(base / (perIteration + singles), [

@@ -26,13 +26,7 @@ func randomApprovals() {
         state.value = s
         let l = s.engine, order = s.order, each = perIteration / callers
         let approve: @Sendable (Int) -> Void = { k in
-            let id = Sample.actionId("r", order[k])
-            do {
-                let r = try l.execute(CommandRequest(.tap(.approve, actionId: id, device: Sample.device(0)), now: Sample.base))
-                precondition(r.events.count == 1, "approval of \(id) appended nothing")
-            } catch {
-                fatalError("approval of \(id) failed: \(error)")
-            }
+            EngineSetup.approve(l, Sample.actionId("r", order[k]))
         }
         try rotated(base / (perIteration + singles), [
             { benchmark.measurement(metric("engine"), nanoseconds {

@@ -43,4 +43,15 @@ public enum EngineSetup {
             if case .failure(let e) = r { fatalError("workload command \(i) refused: \(e.code) \(e.message)") }
         }
     }
+
+    /// One durable approval of `id` by the fixture's first device; a refusal or an approval
+    /// that appended nothing stops the benchmark (its figures would be meaningless).
+    public static func approve(_ l: Ledger, _ id: String) {
+        do {
+            let r = try l.execute(CommandRequest(.tap(.approve, actionId: id, device: Sample.device(0)), now: Sample.base))
+            precondition(r.events.count == 1, "approval of \(id) appended nothing")
+        } catch {
+            fatalError("approval of \(id) failed: \(error)")
+        }
+    }
 }
