@@ -56,9 +56,9 @@ final class Writer: @unchecked Sendable {
     /// queue is empty.
     private var threadLeads = false
     private var stopped = false
-    /// While the writer thread waits for the callers of the group it just committed to
-    /// submit again (``gather(after:took:)``): the queue length it waits for, else 0. Only
-    /// the submitter that brings the queue to it signals `condition`, so the thread wakes once.
+    /// While the writer thread waits for jobs to join (``gather(after:took:)``,
+    /// ``takeJoining(_:have:)``): the queue length that wakes it (1: the first arrival),
+    /// else 0, so submitters signal `condition` only when someone waits for them.
     private var gathering = 0
     /// Signalled when the thread has left its loop, so closing waits for it.
     private let exited = DispatchSemaphore(value: 0)
@@ -158,6 +158,8 @@ final class Writer: @unchecked Sendable {
     /// group it signals the group's callers, then gathers (``gather(after:took:)``) so that
     /// they join the next group rather than trail it.
     private func run() {
+        // What the next transaction may wait for: set by the group just committed.
+        var joining: Joining?
         condition.lock()
         while true {
             while !threadLeads && !(stopped && !leading) { condition.wait() }
@@ -169,11 +171,11 @@ final class Writer: @unchecked Sendable {
             let group = takeGroup()
             condition.unlock()
             let started = DispatchTime.now().uptimeNanoseconds
-            commit(group)
+            let jobs = commit(group, joining: group[0].exclusive == nil ? joining : nil)
             let took = DispatchTime.now().uptimeNanoseconds - started
-            for job in group { job.done.signal() }
+            for job in jobs { job.done.signal() }
             condition.lock()
-            gather(after: group.count, took: took)
+            joining = gather(after: jobs.count, took: took)
             if pending.isEmpty {
                 // Idle: fold what the groups left behind, then look at the queue again.
                 condition.unlock()
@@ -183,28 +185,62 @@ final class Writer: @unchecked Sendable {
             if pending.isEmpty {
                 threadLeads = false
                 leading = false
+                joining = nil
                 if stopped { condition.broadcast() }
             }
         }
     }
 
-    /// Group commit's gathering window (`condition` locked): the callers of a group of
-    /// several jobs, just released, mostly submit again within microseconds, but the jobs
-    /// queued meanwhile would otherwise start the next transaction without them. Under
-    /// steady load that splits the callers into two halves taking turns, each paying a
-    /// commit (and an fsync) of its own. So the thread waits until as many jobs are queued
-    /// as the group had, for at most a quarter of that group's commit time (at most 1 ms):
-    /// a wait far shorter than the commit it saves. A lone caller never waits here (it
-    /// leads its own transaction), nor does the job of a group of one.
-    private func gather(after groupSize: Int, took nanoseconds: UInt64) {
-        guard groupSize > 1, pending.count < groupSize, !stopped else { return }
-        let window = min(nanoseconds / 4, 1_000_000)
-        let deadline = Date(timeIntervalSinceNow: Double(window) / 1e9)
-        gathering = groupSize
-        while pending.count < groupSize && !stopped {
-            if !condition.wait(until: deadline) { break }
+    /// How long the next transaction may wait for more jobs, and for how many.
+    struct Joining {
+        let target: Int
+        let deadline: DispatchTime
+    }
+
+    /// Group commit's gathering (`condition` locked). The callers of a group of several
+    /// jobs, just released, mostly submit again within microseconds; without waiting for
+    /// them, the jobs queued meanwhile start the next transaction alone, and under steady
+    /// load the callers split into two halves taking turns, each paying a commit (and an
+    /// fsync) of its own. So after a group of `last.size` jobs the next transaction may take
+    /// jobs that arrive while it runs (``takeJoining(_:have:)``) until it holds as many, for
+    /// at most a quarter of the last commit's time (at most 1 ms): a wait far shorter than
+    /// the commit it saves, spent running the jobs already there. Only with the queue empty
+    /// does the thread wait idle here, for the first of them. A lone caller never waits (it
+    /// leads its own transaction), nor does a group of one.
+    private func gather(after size: Int, took: UInt64) -> Joining? {
+        guard size > 1, !stopped else { return nil }
+        let joining = Joining(target: size, deadline: .now() + .nanoseconds(Int(min(took / 4, 1_000_000))))
+        if pending.isEmpty {
+            gathering = 1
+            while pending.isEmpty && !stopped {
+                if condition.wait(until: Date(timeIntervalSinceNow: Double(Int64(joining.deadline.uptimeNanoseconds)
+                    - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9)) == false { break }
+            }
+            gathering = 0
         }
-        gathering = 0
+        return joining
+    }
+
+    /// Jobs that joined the transaction under way: whatever is queued (up to the group's
+    /// bound, never an exclusive job), else, while it holds fewer than the target and the
+    /// deadline has not passed, the first to arrive. Nil when it should commit now.
+    private func takeJoining(_ joining: Joining, have: Int) -> [Job]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            let room = Writer.maxGroup - have
+            if room > 0, let first = pending.first, first.exclusive == nil {
+                let more = Array(pending.prefix(room).prefix { $0.exclusive == nil })
+                pending.removeFirst(more.count)
+                return more
+            }
+            guard have < joining.target, room > 0, pending.isEmpty, !stopped, DispatchTime.now() < joining.deadline else { return nil }
+            gathering = 1
+            let left = Double(Int64(joining.deadline.uptimeNanoseconds) - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9
+            let signalled = condition.wait(until: Date(timeIntervalSinceNow: left))
+            gathering = 0
+            if !signalled && pending.isEmpty { return nil }
+        }
     }
 
     /// The fold a busy spell deferred, in its own transaction; begun only when a projection
@@ -221,20 +257,32 @@ final class Writer: @unchecked Sendable {
         }
     }
 
-    private func commit(_ group: [Job]) {
+    /// Commits `group` and the jobs that join it; returns them all (their results or
+    /// failure set), in order.
+    @discardableResult
+    private func commit(_ group: [Job], joining: Joining? = nil) -> [Job] {
+        let taken = Taken(group)
         do {
             let results: [[Result<CommandResult, LedgerError>]]
             do {
-                results = try transaction(group, isolated: false)
+                results = try transaction(taken, isolated: false, joining: joining)
             } catch is WroteBeforeRefusal {
                 // Rare: a command was refused after it had written. The optimistic
-                // transaction was aborted; redo the group with each command nested.
-                results = try transaction(group, isolated: true)
+                // transaction was aborted; redo the group (joined jobs too) with each command nested.
+                results = try transaction(taken, isolated: true, joining: nil)
             }
-            for (job, r) in zip(group, results) { job.results = r }  // empty for an exclusive job
+            for (job, r) in zip(taken.jobs, results) { job.results = r }  // empty for an exclusive job
         } catch {
-            for job in group { job.failure = error }
+            for job in taken.jobs { job.failure = error }
         }
+        return taken.jobs
+    }
+
+    /// The jobs a transaction has taken: its group, then those that joined it. Kept across
+    /// a redo (the map grew, or the isolated retry), which runs them all again.
+    private final class Taken {
+        var jobs: [Job]
+        init(_ jobs: [Job]) { self.jobs = jobs }
     }
 
     /// Thrown out of an optimistic transaction when a refused command had already written:
@@ -246,19 +294,24 @@ final class Writer: @unchecked Sendable {
     /// nearly every refusal is decided before the first write. Child transactions are
     /// costly in LMDB (each copies every page it touches), so they are only used
     /// (`isolated`) when a refusal came after a write.
-    private func transaction(_ group: [Job], isolated: Bool) throws -> [[Result<CommandResult, LedgerError>]] {
+    private func transaction(_ taken: Taken, isolated: Bool, joining: Joining?) throws -> [[Result<CommandResult, LedgerError>]] {
         // The closure may run again after the map grows: results are rebuilt each time.
         try environment.write { txn in
             let session = try AppendSession(txn: txn, dbs: dbs)
+            let group = taken.jobs
             if let exclusive = group[0].exclusive {
                 try exclusive(session)
                 try session.finish()
                 try registry.fold(after: session)
                 return []
             }
-            let results = try group.map { job in try run(job, session, isolated: isolated) }
+            var results = try group.map { job in try run(job, session, isolated: isolated) }
+            while let joining, let more = takeJoining(joining, have: taken.jobs.count) {
+                taken.jobs += more
+                results += try more.map { job in try run(job, session, isolated: isolated) }
+            }
             try session.finish()
-            try registry.fold(after: session, bound: group.count > 1 ? groupFoldBound : nil)
+            try registry.fold(after: session, bound: taken.jobs.count > 1 ? groupFoldBound : nil)
             return results
         }
     }
