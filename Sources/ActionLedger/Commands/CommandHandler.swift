@@ -50,7 +50,7 @@ enum CommandHandler {
             // re-reading and decoding the action's whole stream from the log.
             result.action = try before == nil && result.events.isEmpty
                 ? reader.actionState(id) : fold(before, result.events)
-            result.nextTap = try result.action.flatMap { Policy.nextTap($0, under: try reader.policy(org: $0.org)) }
+            result.nextTap = try result.action.flatMap { Policy.nextTap($0, under: try session.policy(org: $0.org)) }
         }
         return result
     }
@@ -106,7 +106,7 @@ enum CommandHandler {
             let device = try reader.deviceState(deviceId)
             let proof = try gate(s, device)
             try Policy.judgeChange(step, on: s, device: device, deviceId: deviceId, proof: .of(proof, userVerified: false),
-                                   policy: try reader.policy(org: s.org), now: now)
+                                   policy: try session.policy(org: s.org), now: now)
             if let proof, proof.contentHash != s.contentHash { throw ProofGate.stale(s, proof.contentHash) }
             return proof
         }
@@ -118,7 +118,7 @@ enum CommandHandler {
                                   details: ["action_id": .string(input.actionId)])
             }
             try requireOrg(input.org, of: input.person, reader)
-            let policy = try reader.policy(org: input.org)
+            let policy = try session.policy(org: input.org)
             var proposal = input.proposal
             proposal.pinned = Policy.pin(proposal, under: policy)
             try append(actor: "specialist:\(input.proposal.specialist.name)", device: nil, org: input.org,
@@ -134,7 +134,7 @@ enum CommandHandler {
 
         case .tap(let step, let id, let deviceId, let userVerified, let seen):
             let s = try action(id)
-            let policy = try reader.policy(org: s.org)
+            let policy = try session.policy(org: s.org)
             let device = try reader.deviceState(deviceId)
             let proof = try gate(s, device)
             // A key declared `user-verification` signs only after the user is verified.
@@ -160,7 +160,7 @@ enum CommandHandler {
         case .dismiss(let id, let deviceId, let reason):
             let s = try action(id)
             let proof = try change(.dismiss, s, deviceId)
-            try onAction(s, device: deviceId, .dismissed(Dismissal(reason: reason, policyVersion: try reader.policy(org: s.org).version,
+            try onAction(s, device: deviceId, .dismissed(Dismissal(reason: reason, policyVersion: try session.policy(org: s.org).version,
                                                                   rulesVersion: Policy.rulesVersion, proof: proof)))
 
         case .edit(let id, let deviceId, let text):
@@ -259,7 +259,7 @@ enum CommandHandler {
 
         case .setPolicy(var document, let org):
             if let p = FieldReader.identifierProblem(org) { throw LedgerError(.invalidInput, "org \(p)") }
-            let current = try reader.policy(org: org)
+            let current = try session.policy(org: org)
             if document.version == 0 { document.version = current.version + 1 }
             guard document.version == current.version + 1 else {
                 throw LedgerError(.invalidInput, "policy version \(document.version) does not follow the current version "

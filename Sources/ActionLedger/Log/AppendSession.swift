@@ -19,6 +19,10 @@ final class AppendSession {
     /// fold reads them from the log instead.
     private var appended: [Event]? = []
     static let retainLimit = 10_000
+    /// Policies read in this transaction, by org: each command reads its org's policy two
+    /// or three times. Emptied whenever a `policy.set` is appended or a nested transaction
+    /// rolls back, so it never outlives the state it was read from.
+    private var policies: [String: PolicyDocument] = [:]
 
     var reader: LogReader { LogReader(txn: txn, dbs: dbs) }
 
@@ -46,6 +50,7 @@ final class AppendSession {
         } catch {
             head = saved
             headAt = savedAt
+            policies.removeAll()
             if let savedCount, appended != nil { appended!.removeSubrange(savedCount...) }
             throw error
         }
@@ -101,6 +106,14 @@ final class AppendSession {
         return StoredEvent(event: event, hash: hash)
     }
 
+    /// The policy in force for `org` (``LogReader/policy(org:)``), read once per transaction.
+    func policy(org: String) throws -> PolicyDocument {
+        if let p = policies[org] { return p }
+        let p = try reader.policy(org: org)
+        policies[org] = p
+        return p
+    }
+
     /// The time of the log's last event (nil for an empty log), read once per transaction
     /// from its fixed offset in the stored record, without decoding the event.
     func headTime() throws -> Timestamp? {
@@ -141,6 +154,7 @@ final class AppendSession {
             let count = last.map { $0.minute == event.at.minute ? $0.count + 1 : 1 } ?? 1
             try dbs.meta.put(txn, key: MetaKey.refusals(device), value: LogReader.refusalRecord(minute: event.at.minute, count: count))
         case .policySet:
+            policies.removeAll()
             try dbs.meta.put(txn, key: MetaKey.policy, value: Keys.u64(event.seq))
             try dbs.meta.put(txn, key: MetaKey.policy(org: event.org), value: Keys.u64(event.seq))
         case .autoShipped:
