@@ -6,7 +6,7 @@ import Foundation
 /// 16 callers approving actions picked at random among 100 000 pending ones, so each
 /// approval touches another part of the per-action index, the command records and the
 /// projections' trees; reported beside "approvals 16 callers", whose actions are few
-/// (~4 000) and approved in order. Each iteration: 64 approvals from 16 threads ("engine
+/// (~14 000) and approved in order. Each iteration: ``approvalBurst`` approvals from 16 threads ("engine
 /// ns") paired with 8 random single approvals one after another ("single ns" per approval).
 func randomApprovals() {
     struct State {
@@ -15,7 +15,7 @@ func randomApprovals() {
         let order: [Int]
         var next = 0
     }
-    let callers = 16, pendingActions = 100_000, perIteration = 64, singles = 8, iterations = 50
+    let callers = 16, pendingActions = 100_000, perIteration = approvalBurst, singles = 8, iterations = 50
     let state = Box<State>()
     let config = Benchmark.Configuration(metrics: [.wallClock, .throughput, metric("engine"), metric("single")],
                                          warmupIterations: 2, maxDuration: .seconds(60), maxIterations: iterations)

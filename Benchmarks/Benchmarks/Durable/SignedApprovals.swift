@@ -46,7 +46,7 @@ func signedSingleCommits() {
     }
 }
 
-/// Each iteration: 64 signed approvals from `callers` threads, paired with 64 unsigned ones
+/// Each iteration: ``approvalBurst`` signed approvals from `callers` threads, paired with as many unsigned ones
 /// from the same threads (metrics "engine", "unsigned"): proofs are verified outside the
 /// write lock, so signing should cost the concurrent rate little.
 func signedConcurrentApprovals(_ callers: Int) {
@@ -56,7 +56,7 @@ func signedConcurrentApprovals(_ callers: Int) {
         let gang: Gang
         var next = 0
     }
-    let perIteration = 64, iterations = 40
+    let perIteration = approvalBurst, iterations = 40
     let state = Box<State>()
     let config = Benchmark.Configuration(metrics: [.wallClock, .throughput, metric("engine"), metric("unsigned"),
                                                    metric("engine cpu"), metric("unsigned cpu")],

@@ -5,6 +5,8 @@ import Foundation
 // A plain driver to run one workload under a profiler (perf record -g, valgrind --tool=callgrind):
 //   bench-profile ingest <events>     proposals through the engine, 1000 per group
 //   bench-profile approve <count>     single approvals, one command per transaction
+//   bench-profile signed <count>      16 callers, `count` signed approvals (durable), signed
+//                                     before the measured part; prints the rate and CPU per approval
 //   bench-profile handoff <count>     empty jobs: the writer hand-off and an empty transaction
 //   bench-profile reads <count>       what a tap's command reads, each timed alone
 //   bench-profile sha256 <count>      one SHA-256 call's cost at 40, 100 and 300 bytes
@@ -24,7 +26,7 @@ let workload = args.count > 1 ? args[1] : "ingest"
 let count = args.count > 2 ? Int(args[2])! : 20_000
 let path = Scratch.fresh("profile-\(workload)")
 // Group commit only matters when commits wait for the disk: that workload is durable.
-let l = try EngineSetup.ledger(at: path, unsafeNoSync: workload != "concurrent")
+let l = try EngineSetup.ledger(at: path, unsafeNoSync: workload != "concurrent" && workload != "signed")
 let started = Date()
 switch workload {
 case "ingest":
@@ -70,6 +72,37 @@ case "concurrent":
     print(String(format: "%d approvals in %.3f s (%.0f/s), %d transactions, %.1f per group, %.1f pages written per commit",
                  try l.read { try $0.head().seq } - before, elapsed, Double(count) / elapsed, txns,
                  Double(count) / Double(txns), pages))
+case "approve-group":
+    // The writer's CPU per approval inside a group: `count` approvals as groups of 16 (one
+    // transaction each, no fsync), i.e. what a group of 16 callers costs under the lock.
+    try EngineSetup.proposePending(l, prefix: "p", count: count)
+    let t = Date()
+    for g in stride(from: 0, to: count, by: 16) {
+        try EngineSetup.mustSucceed(l, (g..<min(g + 16, count)).map {
+            CommandRequest(.tap(.approve, actionId: Sample.actionId("p", $0), device: Sample.device(0)), now: Sample.base)
+        })
+    }
+    print(String(format: "%.1f µs per approval in groups of 16 (no fsync)", -t.timeIntervalSinceNow / Double(count) * 1e6))
+case "signed":
+    let callers = 16, signer = BenchSigner()
+    try signer.link(l)
+    try EngineSetup.proposePending(l, prefix: "s", count: count)
+    let requests = try (0..<count).map { try signer.approval(l, Sample.actionId("s", $0)) }
+    func cpuSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+    let cpu0 = cpuSeconds()
+    let t = Date()
+    let gang = Gang(callers)
+    gang.run { i in
+        for j in stride(from: i, to: count, by: callers) { precondition(try! l.execute(requests[j]).events.count == 1) }
+    }
+    let elapsed = -t.timeIntervalSinceNow
+    let cpu1 = cpuSeconds()
+    print(String(format: "%d signed approvals in %.3f s (%.0f/s), %.0f µs CPU each", count, elapsed, Double(count) / elapsed,
+                 (cpu1 - cpu0) / Double(count) * 1e6))
 case "handoff":
     // An empty job through the writer: the hand-off both ways plus an empty transaction.
     let t = Date()

@@ -116,9 +116,12 @@ for n in [1, 10, 100, 1000] {
     }
 }
 
+/// Approvals per iteration of the concurrent workloads (`approvalBurst` in Benchmarks/Durable).
+let burst = 256.0
+
 /// The approvals rows: engine rate and its single-approval rate, paired in the same iterations.
 func approvals(_ b: String) -> (rate: Double, single: Double)? {
-    guard let r = rate(b, "engine", per: 64), let single = rate(b, "single", per: 1) else { return nil }
+    guard let r = rate(b, "engine", per: burst), let single = rate(b, "single", per: 1) else { return nil }
     return (r, single)
 }
 for callers in [1, 4, 16, 64] {
@@ -128,7 +131,7 @@ for callers in [1, 4, 16, 64] {
         continue
     }
     let (r, single) = measured
-    let raw = rate(b, "lmdb", per: 64), sq = rate(b, "sqlite", per: 64)
+    let raw = rate(b, "lmdb", per: burst), sq = rate(b, "sqlite", per: burst)
     var row = Row(workload: "\(callers) concurrent approvers", figure: "approvals/s", value: r, unit: "/s",
                   vsLMDB: ratio(r, raw), vsSQLite: ratio(r, sq), target: "")
     row.note = String(format: "×%.1f the single-approval rate (%.0f/s); sqlite, \(callers) writers: %@/s; "
@@ -182,7 +185,7 @@ if let e = m["signed single commit"]?["engine"], let l = m["signed single commit
     row.note = String(format: "lmdb commit p50 %.0f µs + ECDSA P-256 verify p50 %.0f µs", l.p50, v.p50)
     rows.append(row)
 } else { missing("single signed approval", "not measured in this run") }
-if let r = rate("signed approvals 16 callers", "engine", per: 64), let u = rate("signed approvals 16 callers", "unsigned", per: 64) {
+if let r = rate("signed approvals 16 callers", "engine", per: burst), let u = rate("signed approvals 16 callers", "unsigned", per: burst) {
     var row = Row(workload: "signed approvals, 16 callers", figure: "approvals/s", value: r, unit: "/s", vsLMDB: nil, vsSQLite: nil,
                   target: "≥0.8× unsigned, same callers")
     row.met = r / u >= 0.8
@@ -191,7 +194,7 @@ if let r = rate("signed approvals 16 callers", "engine", per: 64), let u = rate(
         // CPU per approval (all threads), and the rate the machine's cores allow at that cost.
         let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
         row.note += String(format: "; CPU per approval %.0f µs signed, %.0f µs unsigned: %d cores allow %.0f/s and %.0f/s (×%.2f)",
-                            sc / 64, uc / 64, Int(cores), cores * 64e6 / sc, cores * 64e6 / uc, uc / sc)
+                            sc / burst, uc / burst, Int(cores), cores * burst * 1e6 / sc, cores * burst * 1e6 / uc, uc / sc)
     }
     rows.append(row)
 } else { missing("signed approvals, 16 callers", "not measured in this run") }
