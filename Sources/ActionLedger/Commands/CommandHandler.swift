@@ -134,27 +134,13 @@ enum CommandHandler {
 
         case .tap(let step, let id, let deviceId, let userVerified, let seen):
             let s = try action(id)
-            let policy = try session.policy(org: s.org)
             let device = try reader.deviceState(deviceId)
             let proof = try gate(s, device)
-            // A key declared `user-verification` signs only after the user is verified.
-            let verified = userVerified || proof?.level == .signedUV
-            let verdict = try Policy.judgeTap(step, on: s, device: device, deviceId: deviceId,
-                                              seenContent: proof?.contentHash ?? seen, userVerified: verified,
-                                              proof: .of(proof, userVerified: userVerified), policy: policy, now: now)
-            switch verdict {
-            case .duplicate:
+            if let payload = try tapPayload(step, s, device, deviceId, userVerified: userVerified, seen: seen, proof: proof,
+                                            policy: try session.policy(org: s.org), now: now) {
+                try onAction(s, device: deviceId, payload)
+            } else {
                 duplicate = true
-            case .accept(let rule, let stakes):
-                let tap = Tap(contentHash: s.contentHash, policyVersion: policy.version, rulesVersion: Policy.rulesVersion, proof: proof)
-                switch step {
-                case .review: try onAction(s, device: deviceId, .reviewed(tap))
-                case .confirm: try onAction(s, device: deviceId, .confirmed(tap))
-                case .approve:
-                    try onAction(s, device: deviceId, .approved(Approval(contentHash: s.contentHash, policyVersion: policy.version,
-                                                                         rule: rule, stakes: stakes, userVerified: verified,
-                                                                         rulesVersion: Policy.rulesVersion, proof: proof)))
-                }
             }
 
         case .dismiss(let id, let deviceId, let reason):
@@ -272,6 +258,27 @@ enum CommandHandler {
 }
 
 extension CommandHandler {
+    /// The event a tap appends once its proof is checked (`proof`, nil when unsigned), or nil
+    /// for a duplicate tap.
+    /// - throws: the policy's refusal.
+    static func tapPayload(_ step: TapStep, _ s: ActionState, _ device: DeviceState?, _ deviceId: String, userVerified: Bool,
+                           seen: Digest?, proof: SignedProof?, policy: PolicyDocument, now: Timestamp) throws -> Payload? {
+        // A key declared `user-verification` signs only after the user is verified.
+        let verified = userVerified || proof?.level == .signedUV
+        let verdict = try Policy.judgeTap(step, on: s, device: device, deviceId: deviceId,
+                                          seenContent: proof?.contentHash ?? seen, userVerified: verified,
+                                          proof: .of(proof, userVerified: userVerified), policy: policy, now: now)
+        guard case .accept(let rule, let stakes) = verdict else { return nil }
+        let tap = Tap(contentHash: s.contentHash, policyVersion: policy.version, rulesVersion: Policy.rulesVersion, proof: proof)
+        switch step {
+        case .review: return .reviewed(tap)
+        case .confirm: return .confirmed(tap)
+        case .approve:
+            return .approved(Approval(contentHash: s.contentHash, policyVersion: policy.version, rule: rule, stakes: stakes,
+                                      userVerified: verified, rulesVersion: Policy.rulesVersion, proof: proof))
+        }
+    }
+
     /// A person belongs to one org: the first event naming the person with an org binds it.
     static func requireOrg(_ org: String, of person: String, _ reader: LogReader) throws {
         guard let bound = try reader.personOrg(person), bound != org else { return }

@@ -118,13 +118,7 @@ final class AppendSession {
     /// from its fixed offset in the stored record, without decoding the event.
     func headTime() throws -> Timestamp? {
         if let headAt { return headAt }
-        let t: Timestamp? = head.seq == 0 ? nil : try reader.withRawEvent(head.seq) { v -> Timestamp in
-            // hash (32) ‖ format, type, version (3) ‖ seq (8) ‖ at (8)
-            guard v.count >= 32 + 19 else {
-                throw LedgerError(.corruptEvent, "stored event \(head.seq) is \(v.count) bytes, too short for its time")
-            }
-            return Timestamp(milliseconds: Int64(bitPattern: UInt64(bigEndian: v.loadUnaligned(fromByteOffset: 43, as: UInt64.self))))
-        }
+        let t: Timestamp? = head.seq == 0 ? nil : try reader.time(of: head.seq)
         headAt = .some(t)
         return t
     }
