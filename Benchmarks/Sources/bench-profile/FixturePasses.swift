@@ -19,7 +19,9 @@ enum FixturePasses {
         for (name, pages) in stat.databases.sorted(by: { $0.value > $1.value }) where pages > 0 { print("  \(name): \(pages) pages") }
         let l = try EngineSetup.ledger(at: path)
         for round in 0..<rounds {
-            for names in [["today", "autoshipped"], nil] as [[String]?] {
+            // BENCH_ONLY=today,autoshipped: only those projections' rebuild (to profile it alone).
+            let only = ProcessInfo.processInfo.environment["BENCH_ONLY"].map { $0.split(separator: ",").map(String.init) }
+            for names in (only.map { [$0] } ?? [["today", "autoshipped"], nil]) as [[String]?] {
                 var scan = 0.0, rebuild = 0.0
                 func scanned() throws { scan = try seconds { _ = try scanLog(l) } }
                 if round % 2 == 0 { try scanned() }
