@@ -10,6 +10,11 @@ enum ProofGate {
     /// A proof verified outside the write lock: the statement and key it verified against.
     struct Verified: Sendable, Equatable {
         var statement: [UInt8]
+        /// What the statement was built from besides the request itself.
+        var storeId: Digest
+        var actionId: String
+        var org: String
+        var contentHash: Digest
         var fingerprint: Digest
         /// The level it proved (a webauthn proof's from its UV flag).
         var level: ProofLevel
@@ -44,14 +49,25 @@ enum ProofGate {
             throw bad("claimed time \(proof.claimedAt.iso8601) is more than 5 min after the engine's \(now.iso8601)",
                       problem: "claimed_at", device.device)
         }
-        guard let storeId, let statement = CommandStatement.statement(request.command, commandId: request.commandId,
-                                                          claimedAt: proof.claimedAt, content: proof.contentHash,
-                                                          action: s, storeId: storeId) else { return nil }
+        guard let storeId, CommandStatement.deviceId(request.command) != nil else { return nil }
+        let fingerprint = key.fingerprint
+        // Verified outside the lock over this same statement? Its inputs other than the
+        // request's own are the store, the action's org (never changes) and the content
+        // hash it names: when those match, the statement's bytes match too, and it need not
+        // be built again under the lock.
+        if let pre = request.preverified, pre.storeId == storeId, pre.actionId == s.actionId, pre.org == s.org,
+           pre.contentHash == CommandStatement.content(request.command, proof: proof, action: s),
+           pre.fingerprint == fingerprint, pre.rp == rp, proof.webauthn == nil {
+            return SignedProof(claimedAt: proof.claimedAt, contentHash: pre.contentHash, keyFingerprint: fingerprint,
+                               level: pre.level, signature: proof.signature, webauthn: nil)
+        }
+        guard let statement = CommandStatement.statement(request.command, commandId: request.commandId,
+                                                         claimedAt: proof.claimedAt, content: proof.contentHash,
+                                                         action: s, storeId: storeId) else { return nil }
         let bytes = statement.bytes
         if let claimed = proof.statement, claimed != bytes {
             throw bad("statement mismatch: " + difference(claimed, bytes), problem: "statement", device.device)
         }
-        let fingerprint = key.fingerprint
         let level: ProofLevel
         if let pre = request.preverified, pre.statement == bytes, pre.fingerprint == fingerprint, pre.rp == rp {
             level = pre.level
@@ -118,8 +134,11 @@ extension Ledger {
                                                   content: proof.contentHash, action: s, storeId: storeId)
                 else { return request }
                 let bytes = t.bytes, rp = try reader.relyingParty()
-                if let level = try? key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: bytes, rp: rp) {
-                    request.preverified = ProofGate.Verified(statement: bytes, fingerprint: key.fingerprint, level: level, rp: rp)
+                // A statement other than the one the client says it signed is the writer's to refuse.
+                if proof.statement == nil || proof.statement == bytes,
+                   let level = try? key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: bytes, rp: rp) {
+                    request.preverified = ProofGate.Verified(statement: bytes, storeId: storeId, actionId: s.actionId, org: s.org,
+                                                             contentHash: t.contentHash, fingerprint: key.fingerprint, level: level, rp: rp)
                 }
                 return request
             }

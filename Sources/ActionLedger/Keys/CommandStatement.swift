@@ -3,6 +3,14 @@
 /// signs and the engine verifies.
 enum CommandStatement {
     /// The statement `command` makes on action `s`, or nil for a command no device signs.
+    /// The content hash a statement of `command` names: the proof's, else the tap's seen
+    /// content, else the action's current content (as ``statement(_:commandId:claimedAt:content:action:storeId:)`` builds it).
+    static func content(_ command: Command, proof: ProofInput, action s: ActionState) -> Digest {
+        if let c = proof.contentHash { return c }
+        if case .tap(_, _, _, _, let seen?) = command { return seen }
+        return s.contentHash
+    }
+
     static func statement(_ command: Command, commandId: String, claimedAt: Timestamp, content: Digest?,
                           action s: ActionState, storeId: Digest) -> Statement.Tap? {
         func make(_ step: Statement.Step, _ device: String, _ seen: Digest?) -> Statement.Tap {

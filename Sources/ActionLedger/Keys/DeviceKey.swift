@@ -48,10 +48,12 @@ public struct DeviceKey: Sendable, Equatable {
         self.spki = spki
         self.protection = protection
         self.trust = trust
+        fingerprint = spki.withUnsafeBytes { Digest.sha256($0) }
     }
 
-    /// SHA-256 of the SPKI DER: how statements, proofs and audits name the key.
-    public var fingerprint: Digest { spki.withUnsafeBytes { Digest.sha256($0) } }
+    /// SHA-256 of the SPKI DER: how statements, proofs and audits name the key. Hashed once,
+    /// when the key is read: a signed tap names it three or four times.
+    public let fingerprint: Digest
 
     /// Whether `signature` (raw r‖s, 64 bytes) is this key's ECDSA P-256/SHA-256
     /// signature over `message`.
