@@ -19,6 +19,7 @@ enum Floor {
         let database: String
         var entries: [([UInt8], [UInt8])] = []
         var isProjection: Bool { database.hasPrefix("p/") }
+        var isPostings: Bool { database.split(separator: "#")[0].hasSuffix("/postings") }
     }
 
     static func run(events: Int) throws {
@@ -28,6 +29,7 @@ enum Floor {
         let perEvent = streams.reduce(0.0) { $0 + Double($1.entries.count) } / Double(events)
         print(String(format: "engine ingest, 1000/txn: %8.0f ev/s; %.1f stored entries per event in %d ranges",
                      engine, perEvent, streams.count))
+        for s in streams { print(String(format: "  %@: %.2f entries per event", s.database as NSString, Double(s.entries.count) / Double(events))) }
         let log = streams.filter { $0.database == "events" || $0.database == "log_index#2" }
         for (name, chosen, chain, digests) in [("raw: the log and one index", log, false, false),
                                                ("raw: every entry the engine writes", streams, false, false),
@@ -133,7 +135,7 @@ enum Floor {
         var written = 0
         for (s, dbi) in zip(streams, dbis) {
             for (k, v) in s.entries {
-                try put(txn, dbi, k, v, UInt32(MDB_APPEND))
+                try put(txn, dbi, k, v, UInt32(s.isPostings ? MDB_APPENDDUP : MDB_APPEND))
                 written += 1
                 if written % 100_000 == 0 {
                     try ok(mdb_txn_commit(txn))
@@ -159,7 +161,9 @@ enum Floor {
         try ok(mdb_txn_begin(env, nil, 0, &txn))
         let dbis = try streams.map { s in
             var dbi: MDB_dbi = 0
-            try ok(mdb_dbi_open(txn, String(s.database.split(separator: "#")[0]), UInt32(MDB_CREATE), &dbi))
+            // Posting lists are key-only sorted duplicates, as the engine stores them.
+            let flags = s.isPostings ? UInt32(MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED) : UInt32(MDB_CREATE)
+            try ok(mdb_dbi_open(txn, String(s.database.split(separator: "#")[0]), flags, &dbi))
             return dbi
         }
         try ok(mdb_txn_commit(txn))
