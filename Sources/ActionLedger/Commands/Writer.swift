@@ -201,15 +201,16 @@ final class Writer: @unchecked Sendable {
     /// jobs, just released, mostly submit again within microseconds; without waiting for
     /// them, the jobs queued meanwhile start the next transaction alone, and under steady
     /// load the callers split into two halves taking turns, each paying a commit (and an
-    /// fsync) of its own. So after a group of `last.size` jobs the next transaction may take
+    /// fsync) of its own. So after a group of `size` jobs the next transaction may take
     /// jobs that arrive while it runs (``takeJoining(_:have:)``) until it holds as many, for
-    /// at most a quarter of the last commit's time (at most 1 ms): a wait far shorter than
-    /// the commit it saves, spent running the jobs already there. Only with the queue empty
-    /// does the thread wait idle here, for the first of them. A lone caller never waits (it
-    /// leads its own transaction), nor does a group of one.
+    /// at most as long as that group's commit took (at most 1 ms), the wait spent running
+    /// the jobs already there: callers that verify a signature first come back late, and a
+    /// quarter of a commit's time proved too short for them (Benchmarks/README.md, fifth
+    /// pass). Only with the queue empty does the thread wait idle here, for the first of
+    /// them. A lone caller never waits (it leads its own transaction), nor does a group of one.
     private func gather(after size: Int, took: UInt64) -> Joining? {
         guard size > 1, !stopped else { return nil }
-        let joining = Joining(target: size, deadline: .now() + .nanoseconds(Int(min(took / 4, 1_000_000))))
+        let joining = Joining(target: size, deadline: .now() + .nanoseconds(Int(min(took, 1_000_000))))
         if pending.isEmpty {
             gathering = 1
             while pending.isEmpty && !stopped {
