@@ -8,7 +8,9 @@ import Foundation
 /// transaction on its own thread, so a lone caller (the common case: one person's tap)
 /// pays no thread hand-off. Callers arriving while a
 /// transaction runs queue; when it commits with jobs queued, the writer thread takes the
-/// lead and commits them in groups until the queue is empty. Write transactions never
+/// lead and commits them in groups until the queue is empty. While the thread leads, jobs
+/// that arrive during a group's transaction join it, up to the previous group's size
+/// (``gather(after:took:)``), so steady callers share one commit. Write transactions never
 /// overlap, and each begins and commits on one thread.
 ///
 /// A refused command is rolled back alone and the others in its group still commit; an
@@ -23,8 +25,8 @@ import Foundation
 /// queue empty it folds in a transaction of its own. So groups under load stay small
 /// (their callers wait for no fold), and queries fold at most a short tail in memory.
 final class Writer: @unchecked Sendable {
-    // Safe: `pending`, `leading`, `threadLeads` and `stopped` are only touched with
-    // `condition` locked. A Job's fields are written by its group's leader before the job's
+    // Safe: `pending`, `leading`, `threadLeads`, `stopped` and `gathering` are only touched
+    // with `condition` locked. A Job's fields are written by its group's leader before the job's
     // semaphore is signalled and read by its caller only after waiting on it (the
     // semaphore orders the accesses).
 
