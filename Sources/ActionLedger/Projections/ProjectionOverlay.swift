@@ -51,6 +51,24 @@ final class ProjectionOverlay {
         }
     }
 
+    /// Sets a key that must be new to the overlay, in one hash lookup: false (and nothing
+    /// changed) when it holds a value under `key` already. For a memory-only fold, where
+    /// nothing is stored beneath.
+    func insert(_ key: UnsafeRawBufferPointer, _ value: [UInt8]) -> Bool {
+        let k = ByteKey(key)
+        guard let old = entries.updateValue(value, forKey: k) else {
+            entryBytes += key.count + value.count
+            sortedKeys = nil
+            return true
+        }
+        guard old == nil else {
+            entries[k] = old
+            return false
+        }
+        entryBytes += value.count
+        return true
+    }
+
     var keys: [[UInt8]] {
         if let sortedKeys { return sortedKeys }
         let sorted = entries.keys.map(\.bytes).sorted(by: bytesPrecede)
@@ -63,8 +81,11 @@ final class ProjectionOverlay {
     /// `append` the database was empty, so every key goes at its right edge (`MDB_APPEND`).
     func write(to store: ProjectionStore, append: Bool) throws {
         precondition(store.overlay == nil && !digestOnly, "an overlay is written to a stored projection")
-        for k in keys {
-            guard case let value?? = entries[ByteKey(bytes: k)] else {
+        // Keys and values sorted together: no second lookup per key.
+        var sorted = entries.map { ($0.key.bytes, $0.value) }
+        sorted.sort { bytesPrecede($0.0, $1.0) }
+        for (k, value) in sorted {
+            guard let value else {
                 try store.txn.delete(store.database, key: k)
                 continue
             }
@@ -152,6 +173,14 @@ struct ByteKey: Hashable {
         self = bytes.withUnsafeBytes { ByteKey($0) }
     }
 
+    init(_ string: String) {
+        var s = string
+        self = s.withUTF8 { ByteKey(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The key as text (an id), for messages.
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+
     var bytes: [UInt8] {
         if let heap { return heap }
         return withUnsafeBytes(of: words) { Array($0.prefix(count)) }
@@ -164,6 +193,31 @@ struct ByteKey: Hashable {
         h.combine(words.1)
         h.combine(words.2)
         h.combine(words.3)
+    }
+
+    /// Dictionary's hook for a key's hash under its table's seed: for an inline key, a
+    /// multiply-xorshift mix of its four words (a few nanoseconds, against SipHash's five
+    /// rounds of `hash(into:)`). The table's per-process random seed enters first, so a
+    /// caller who picks ids cannot aim them at one bucket without knowing it.
+    func _rawHashValue(seed: Int) -> Int {
+        if heap != nil {
+            var h = Hasher()
+            hash(into: &h)
+            return h.finalize() ^ seed
+        }
+        @inline(__always) func mix(_ h: UInt64, _ w: UInt64) -> UInt64 {
+            let m = (h ^ w) &* 0x9E37_79B9_7F4A_7C15
+            return m ^ (m >> 29)
+        }
+        var h = mix(UInt64(bitPattern: Int64(seed)) ^ 0x243F_6A88_85A3_08D3, UInt64(count))
+        h = mix(h, words.0)
+        h = mix(h, words.1)
+        if count > 16 {
+            h = mix(h, words.2)
+            h = mix(h, words.3)
+        }
+        h = (h ^ (h >> 32)) &* 0xD6E8_FEB8_6659_FD93
+        return Int(bitPattern: UInt(h ^ (h >> 32)))
     }
 
     static func == (a: ByteKey, b: ByteKey) -> Bool {

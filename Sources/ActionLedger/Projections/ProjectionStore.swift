@@ -139,6 +139,10 @@ public final class ProjectionStore {
         do {
             try withKey(db, key) { k in
                 if let overlay {
+                    if memoryOnly {
+                        guard overlay.insert(k, value) else { throw present() }
+                        return
+                    }
                     guard try stored(k, { _ in true }) == nil else { throw present() }
                     return overlay.set(k, value)
                 }

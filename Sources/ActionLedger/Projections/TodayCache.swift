@@ -67,10 +67,11 @@ final class TodayCache: FoldCache {
     /// Items and feed entries the pending actions point at (``Pending/known``).
     private var known: [Stored] = []
 
-    /// Action id → its pending state, for the actions this fold touched.
-    private var slots: [String: Pending] = [:]
+    /// Action id → its pending state, for the actions this fold touched. Keyed by the id's
+    /// bytes (``ByteKey``: inline, hashed in a few words) as the fold reads them in place.
+    private var slots: [ByteKey: Pending] = [:]
     /// Stored items this fold removed: action id → the feed key the store holds it under.
-    private var removed: [String: [UInt8]] = [:]
+    private var removed: [ByteKey: [UInt8]] = [:]
 
     // A slot (key, pending state, the map's spare capacity) takes about 200 bytes of heap.
     var approximateBytes: Int { slots.count * 200 + removed.count * 96 }
@@ -78,20 +79,27 @@ final class TodayCache: FoldCache {
     /// Files a new pending action (a duplicate of a stored one is refused when written back).
     /// A fold that holds the decoded proposal gives its item and feed entry (`built`), so
     /// writing back need not read the proposal again.
-    func propose(_ id: String, seq: UInt64, built: Built? = nil) throws {
+    func propose(_ id: ByteKey, seq: UInt64, built: Built? = nil) throws {
         var p = Pending(seq: seq)
         if let built {
             p.known = known.count
             known.append(built)
         }
         guard slots.updateValue(p, forKey: id) == nil else {
-            throw LedgerError(.projectionStale, "today: action \(id) is already pending")
+            throw LedgerError(.projectionStale, "today: action \(id.text) is already pending")
         }
     }
 
     /// Changes the pending state of `id` (read from the store the first time).
-    func update(_ id: String, _ type: EventType, _ store: ProjectionStore, _ change: (inout Pending) -> Void) throws {
-        var p = try pending(id, type, store)
+    func update(_ id: ByteKey, _ type: EventType, _ store: ProjectionStore, _ change: (inout Pending) -> Void) throws {
+        // One hash lookup when the fold already holds it (the usual case): changed in place.
+        if let i = slots.index(forKey: id) {
+            let held = slots.values[i].heldUntil
+            change(&slots.values[i])
+            if slots.values[i].heldUntil != held { slots.values[i].feedChanged = true }
+            return
+        }
+        var p = try stored(id, type, store)
         let held = p.heldUntil
         change(&p)
         if p.heldUntil != held { p.feedChanged = true }
@@ -99,17 +107,17 @@ final class TodayCache: FoldCache {
     }
 
     /// A decision or expiry: the action leaves the feed.
-    func remove(_ id: String, _ type: EventType, _ store: ProjectionStore) throws {
-        let p = try slots.removeValue(forKey: id) ?? pending(id, type, store)
+    func remove(_ id: ByteKey, _ type: EventType, _ store: ProjectionStore) throws {
+        let p = try slots.removeValue(forKey: id) ?? stored(id, type, store)
         if p.isStored { removed[id] = known[p.known].item.feedKey }
     }
 
-    private func pending(_ id: String, _ type: EventType, _ store: ProjectionStore) throws -> Pending {
-        if let p = slots[id] { return p }
+    /// The pending state of `id` as the store holds it (the fold has not touched it yet).
+    private func stored(_ id: ByteKey, _ type: EventType, _ store: ProjectionStore) throws -> Pending {
         if removed[id] == nil,
-           let item = try store.withStoredValue(TodayProjection.items, key: Array(id.utf8), { try TodayProjection.Item(decoding: $0) }) {
+           let item = try store.withStoredValue(TodayProjection.items, key: id.bytes, { try TodayProjection.Item(decoding: $0) }) {
             guard let feed = try store.withStoredValue(TodayProjection.feed, key: item.feedKey, { try TodayProjection.FeedEntry(decoding: $0) }) else {
-                throw LedgerError(.projectionStale, "no feed entry for pending action \(id)")
+                throw LedgerError(.projectionStale, "no feed entry for pending action \(id.text)")
             }
             var p = Pending(seq: item.seq)
             p.contentSeq = item.contentSeq
@@ -121,20 +129,20 @@ final class TodayCache: FoldCache {
             known.append(Stored(item, feed))
             return p
         }
-        throw LedgerError(.projectionStale, "\(type.name) for action \(id), which is not pending")
+        throw LedgerError(.projectionStale, "\(type.name) for action \(id.text), which is not pending")
     }
 
     /// Writes every change into the store and empties the cache.
     func flush(into store: ProjectionStore) throws {
         for (id, key) in removed {
-            try store.delete(TodayProjection.items, key: Array(id.utf8))
+            try store.delete(TodayProjection.items, key: id.bytes)
             try store.delete(TodayProjection.feed, key: key)
         }
         removed.removeAll(keepingCapacity: true)
         // Every slot is a change: a proposal, or a stored action `update` changed (one only
         // read to be removed is not kept here).
         for (id, p) in slots {
-            let key = Array(id.utf8)
+            let key = id.bytes
             if p.isStored {
                 var item = known[p.known].item, feed = known[p.known].feed
                 item.contentSeq = p.contentSeq
@@ -147,7 +155,7 @@ final class TodayCache: FoldCache {
                 try store.put(TodayProjection.feed, key: item.feedKey, value: feed.encoded)
             } else {
                 var (item, feed) = try p.known >= 0 ? (known[p.known].item, known[p.known].feed)
-                    : TodayProjection.newItem(id, proposalSeq: p.seq, store)
+                    : TodayProjection.newItem(id.text, proposalSeq: p.seq, store)
                 item.contentSeq = p.contentSeq
                 item.steps = try p.steps.array()
                 item.heldUntil = p.heldUntil

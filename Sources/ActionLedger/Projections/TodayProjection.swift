@@ -99,9 +99,9 @@ public struct TodayProjection: Projection {
 
 
     /// Reads, in place, the action id of an event the fold changes an item for.
-    private func itemId(_ v: EventView) throws -> String {
+    private func itemId(_ v: EventView) throws -> ByteKey {
         guard let id = v.actionId else { throw LedgerError(.corruptEvent, "\(v.type.name) without an action id") }
-        return v.string(id)
+        return ByteKey(v[id])
     }
 
     /// The fold's typed state of pending actions (see ``TodayCache``).
@@ -142,19 +142,19 @@ public struct TodayProjection: Projection {
             let stakes = Policy.requirements(of: p, under: try Self.policy(store, org: event.org)).stakes
             let item = Item(person: event.person, org: event.org, proposedAt: event.at, seq: event.seq, stakes: stakes)
             let feed = FeedEntry(actionId: id, heldUntil: nil, expiresAt: p.expiresAt, specialist: p.specialist.name, kind: p.kind)
-            try Self.cache(store).propose(id, seq: event.seq, built: TodayCache.Built(item, feed))
+            try Self.cache(store).propose(ByteKey(id), seq: event.seq, built: TodayCache.Built(item, feed))
         case .reviewed:
-            try Self.cache(store).update(try actionId(event), event.type, store) { $0.steps.append(.review) }
+            try Self.cache(store).update(ByteKey(try actionId(event)), event.type, store) { $0.steps.append(.review) }
         case .confirmed:
-            try Self.cache(store).update(try actionId(event), event.type, store) { $0.steps.append(.confirm) }
+            try Self.cache(store).update(ByteKey(try actionId(event)), event.type, store) { $0.steps.append(.confirm) }
         case .held(let h):
             // The hold is in the feed entry too (the query filters on it without reading the item).
-            try Self.cache(store).update(try actionId(event), event.type, store) { $0.heldUntil = h.until }
+            try Self.cache(store).update(ByteKey(try actionId(event)), event.type, store) { $0.heldUntil = h.until }
         case .edited:
             let seq = event.seq
-            try Self.cache(store).update(try actionId(event), event.type, store) { Self.edit(&$0, seq) }
+            try Self.cache(store).update(ByteKey(try actionId(event)), event.type, store) { Self.edit(&$0, seq) }
         case .approved, .autoShipped, .dismissed, .expired:
-            try Self.cache(store).remove(try actionId(event), event.type, store)
+            try Self.cache(store).remove(ByteKey(try actionId(event)), event.type, store)
         case .policySet(let document):
             try rerank(under: document, org: event.org, store)
         case .executed, .failed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .recoveryKeySet, .storeCreated, .tapRefused, .relyingParty, .tokenIssued, .tokenRevoked:
