@@ -1,22 +1,24 @@
-/// The audit index: pointers to every event by actor, device, time, specialist and
-/// surface (an action's whole lifecycle comes from the log's own per-action index). The
+/// The audit index: pointers to every event by actor, device, specialist and surface (an
+/// action's whole lifecycle comes from the log's own per-action index; every event by time
+/// is the log itself, whose times never go backwards: ``ProjectionSnapshot/audit(_:in:limit:pageToken:)``
+/// finds a window's first seq by binary search). The
 /// rows an auditor reads are rendered from the log by seq (``AuditEntry/init(_:action:policyInForce:)``),
 /// so the projection holds no copy of any event.
 ///
 /// Postings (family ‖ id → time ‖ seq): `by_actor`, `by_device`, `by_specialist`,
-/// `by_surface` (id = the name), `by_time` (one list).
+/// `by_surface` (id = the name).
 /// Database `policies`: seq (8 BE) → policy version (8 BE) of every `policy.set`, to name
 /// the version in force for events that do not carry their own.
 public struct AuditProjection: Projection {
     // Computed, not stored: the struct stays empty, so the fold copies it (an existential) without retaining anything.
     public var name: String { "audit" }
-    // 3: postings (pointers) instead of copied entries; rows rendered from the log.
-    public var version: UInt32 { 3 }
+    // 4: no `by_time` list (the log is that list).
+    public var version: UInt32 { 4 }
     public var foldCost: Int { 7 }
     public var databases: [String] { ["policies"] }
-    public var postings: [String] { ["by_actor", "by_device", "by_time", "by_specialist", "by_surface"] }
+    public var postings: [String] { ["by_actor", "by_device", "by_specialist", "by_surface"] }
     static let policies = 0
-    static let byActor = 0, byDevice = 1, byTime = 2, bySpecialist = 3, bySurface = 4
+    static let byActor = 0, byDevice = 1, bySpecialist = 2, bySurface = 3
 
     public init() {}
 
@@ -24,7 +26,6 @@ public struct AuditProjection: Projection {
         let at = event.at, seq = event.seq
         try store.post(Self.byActor, event.actor.utf8, at: at, seq: seq)
         if let device = AuditEntry.device(of: event) { try store.post(Self.byDevice, device.utf8, at: at, seq: seq) }
-        try store.post(Self.byTime, EmptyCollection(), at: at, seq: seq)
         if let id = event.actionId {
             let filing: Filing
             if case .proposed(let p) = event.payload {
@@ -49,7 +50,6 @@ public struct AuditProjection: Projection {
         case .deviceLinked, .deviceRevoked, .deviceKeyRotated: try store.post(Self.byDevice, v[try v.payloadString()], at: at, seq: seq)
         default: if let d = v.device { try store.post(Self.byDevice, v[d], at: at, seq: seq) }
         }
-        try store.post(Self.byTime, EmptyCollection(), at: at, seq: seq)
         if let idRange = v.actionId {
             let id = v.string(idRange)
             if v.type == .actionProposed {

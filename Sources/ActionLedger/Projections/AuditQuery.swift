@@ -29,13 +29,14 @@ public enum AuditIndex: Sendable, Equatable {
     /// Every event, by time.
     case all
 
-    var family: Int {
+    /// The posting family; nil for every event (read from the log itself).
+    var family: Int? {
         switch self {
         case .actor: AuditProjection.byActor
         case .device: AuditProjection.byDevice
         case .specialist: AuditProjection.bySpecialist
         case .surface: AuditProjection.bySurface
-        case .all: AuditProjection.byTime
+        case .all: nil
         }
     }
 
@@ -127,16 +128,39 @@ extension ProjectionSnapshot {
             }
         }
         var listing = AuditListing(entries: [], nextPageToken: nil)
-        try store.postings(index.family, index.id, from: start) { p in
+        let visit = { (p: ProjectionStore.Posting) throws -> Bool in
             guard p.at < window.to else { return false }
             if listing.entries.count == limit {
-                listing.nextPageToken = PageToken(keyTail(listing.entries.last!)).description
+                listing.nextPageToken = PageToken(self.keyTail(listing.entries.last!)).description
                 return false
             }
-            listing.entries.append(try auditEntry(p.seq, store))
+            listing.entries.append(try self.auditEntry(p.seq, store))
             return true
         }
+        if let family = index.family {
+            try store.postings(family, index.id, from: start, visit)
+        } else {
+            try logPostings(from: start, visit)
+        }
         return listing
+    }
+
+    /// Every event from `start` on, as postings in (time, seq) order: the log's own order,
+    /// since times never go backwards along it (``AppendSession`` refuses an event older
+    /// than the head). The first seq is found by binary search over the log by time.
+    private func logPostings(from start: ProjectionStore.Posting, _ body: (ProjectionStore.Posting) throws -> Bool) throws {
+        let reader = LogReader(txn: txn, dbs: dbs)
+        var low: UInt64 = 1, high = try reader.head().seq + 1
+        while low < high {
+            let mid = low + (high - low) / 2
+            guard let at = try reader.time(of: mid) else {
+                throw LedgerError(.integrityFailure, "the log has no event \(mid) below its head")
+            }
+            if (ProjectionKeys.timeBits(at), mid) < (start.timeBits, start.seq) { low = mid + 1 } else { high = mid }
+        }
+        try reader.forEachRaw(from: low) { seq, value in
+            try body(ProjectionStore.Posting(try LogReader.time(seq, stored: value), seq))
+        }
     }
 
     private func keyTail(_ e: AuditEntry) -> [UInt8] { Keys.u64(ProjectionKeys.timeBits(e.at)) + Keys.u64(e.seq) }

@@ -101,3 +101,40 @@ import Testing
         #expect(raised.policyVersion == 1)
     }
 }
+
+/// `audit events`: every event of a window, read from the log itself (no `by_time` list).
+@Suite struct AuditEventsWindowTests {
+    let now = at("2026-11-22T12:00:00Z")
+
+    @Test func windowAndPagesFollowTheLogWithEqualTimesAndTheUnfoldedTail() throws {
+        let t = try TempLedger()
+        let l = t.ledger!
+        try l.link("iphone")
+        // Runs of events sharing one millisecond, so the window's edge and the page tokens
+        // fall inside a run; the last few stay in the projections' unfolded tail.
+        for i in 0..<30 {
+            let time = now.adding(milliseconds: Int64(i / 4) * 1000)
+            try l.run(.propose(proposal("e\(i)", stakes: .medium)), now: time)
+            if i % 3 == 0 { try l.run(.tap(.review, actionId: "e\(i)", device: "iphone"), now: time) }
+        }
+        let all = try l.read { r in try (1...r.head().seq).map { try r.event($0)!.event } }
+        for from in [now, now.adding(milliseconds: 2000), now.adding(milliseconds: 2001), now.adding(milliseconds: 99_000)] {
+            let to = now.adding(milliseconds: 6000)
+            let expected = all.filter { $0.at >= from && $0.at < to }.map(\.seq)
+            for limit in [1, 3, 100] {
+                var seen: [UInt64] = [], token: String?
+                repeat {
+                    let page = try l.query { try $0.audit(.all, in: TimeWindow(from: from, to: to), limit: limit, pageToken: token) }
+                    #expect(page.entries.count <= limit)
+                    seen += page.entries.map(\.seq)
+                    token = page.nextPageToken
+                } while token != nil
+                #expect(seen == expected, "from \(from.iso8601), limit \(limit)")
+            }
+        }
+        // The whole log, rows as the log holds them.
+        let every = try l.query { try $0.audit(.all, limit: 100_000) }
+        #expect(every.entries.map(\.seq) == all.map(\.seq))
+        #expect(every.entries.map(\.type) == all.map(\.type))
+    }
+}
