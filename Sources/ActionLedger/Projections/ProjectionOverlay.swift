@@ -81,15 +81,18 @@ final class ProjectionOverlay {
     /// `append` the database was empty, so every key goes at its right edge (`MDB_APPEND`).
     func write(to store: ProjectionStore, append: Bool) throws {
         precondition(store.overlay == nil && !digestOnly, "an overlay is written to a stored projection")
-        // Keys and values sorted together: no second lookup per key.
-        var sorted = entries.map { ($0.key.bytes, $0.value) }
-        sorted.sort { bytesPrecede($0.0, $1.0) }
+        // Keys and values sorted together (inline keys compared as words): no second
+        // lookup per key, no key copied out.
+        var sorted = Array(entries)
+        sorted.sort { ByteKey.precedes($0.key, $1.key) }
         for (k, value) in sorted {
-            guard let value else {
-                try store.txn.delete(store.database, key: k)
-                continue
+            try k.withBytes { k in
+                guard let value else {
+                    try store.txn.delete(store.database, key: k)
+                    return
+                }
+                try value.withUnsafeBytes { try store.txn.put(store.database, key: k, value: $0, flags: append ? .append : []) }
             }
-            try store.txn.put(store.database, key: k, value: value, flags: append ? .append : [])
         }
         guard !postings.isEmpty else { return }
         guard let db = store.postingDatabase else { throw LedgerError(.projectionStale, "\(store.name) has no posting database") }
@@ -176,6 +179,24 @@ struct ByteKey: Hashable {
     init(_ string: String) {
         var s = string
         self = s.withUTF8 { ByteKey(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Lends the key's bytes.
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        if let heap { return try heap.withUnsafeBytes(body) }
+        return try withUnsafeBytes(of: words) { try body(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+    }
+
+    /// LMDB's key order (bytewise, a prefix first). Inline keys compare as big-endian words:
+    /// the zero padding past a shorter key ties with zeros in the longer one, and then the
+    /// shorter (the prefix) comes first, as bytewise order has it.
+    static func precedes(_ a: ByteKey, _ b: ByteKey) -> Bool {
+        guard a.heap == nil, b.heap == nil else { return bytesPrecede(a.bytes, b.bytes) }
+        if a.words.0 != b.words.0 { return a.words.0.bigEndian < b.words.0.bigEndian }
+        if a.words.1 != b.words.1 { return a.words.1.bigEndian < b.words.1.bigEndian }
+        if a.words.2 != b.words.2 { return a.words.2.bigEndian < b.words.2.bigEndian }
+        if a.words.3 != b.words.3 { return a.words.3.bigEndian < b.words.3.bigEndian }
+        return a.count < b.count
     }
 
     /// The key as text (an id), for messages.

@@ -15,15 +15,15 @@ extension ShadowBuild {
     func fold(_ pending: [any Projection], _ options: RebuildOptions,
               _ report: (UInt64, UInt64, UInt64) -> Void) throws -> Chunk {
         let groups = Self.partition(pending, into: min(ProcessInfo.processInfo.activeProcessorCount, pending.count))
-        guard groups.count > 1 else { return try foldGroup(pending, options, through: nil, report) }
+        let budget = FoldBudget(limit: options.memoryBudget, groups: groups.count)
+        guard groups.count > 1 else { return try foldGroup(pending, options, budget, 0, through: nil, report) }
         let head = try environment.read { try LogReader(txn: $0, dbs: dbs).head().seq }
-        let share = { var o = options; o.memoryBudget = max(1, options.memoryBudget / groups.count); return o }()
         let others = OtherThreads(count: groups.count - 1)
         let build = self
         for (i, group) in groups.dropFirst().enumerated() {
-            others.start(i) { try build.foldGroup(group, share, through: head) { _, _, _ in } }
+            others.start(i) { try build.foldGroup(group, options, budget, i + 1, through: head) { _, _, _ in } }
         }
-        let mine = Result { try foldGroup(groups[0], share, through: head, report) }
+        let mine = Result { try foldGroup(groups[0], options, budget, 0, through: head, report) }
         var chunk = try mine.get()
         for result in others.wait() {
             let theirs = try result.get()
@@ -52,9 +52,9 @@ extension ShadowBuild {
     /// Folds `pending` into memory in one read snapshot: each shadow's changes land in an
     /// overlay over its stored state (over nothing for a shadow still empty, so an action
     /// proposed and decided within the chunk never reaches LMDB). Stops at `through` (else
-    /// the snapshot's head), after ``RebuildOptions/batchSize`` events, or when the
-    /// overlays reach ``RebuildOptions/memoryBudget``.
-    func foldGroup(_ pending: [any Projection], _ options: RebuildOptions, through bound: UInt64?,
+    /// the snapshot's head), after ``RebuildOptions/batchSize`` events, or when what every
+    /// group holds reaches ``RebuildOptions/memoryBudget`` (`budget`; this group is `slot`).
+    func foldGroup(_ pending: [any Projection], _ options: RebuildOptions, _ budget: FoldBudget, _ slot: Int, through bound: UInt64?,
                    _ report: (UInt64, UInt64, UInt64) -> Void) throws -> Chunk {
         try environment.read { txn in
             let reader = LogReader(txn: txn, dbs: dbs)
@@ -90,7 +90,7 @@ extension ShadowBuild {
                 guard seen & 0x3FF == 0 else { return seen < options.batchSize && view.seq < head }
                 if seen & 0xFFFF == 0 { report(view.seq, head, seen) }
                 let bytes = stores.reduce(0) { $0 + $1.1.approximateBytes }
-                return seen < options.batchSize && view.seq < head && bytes < options.memoryBudget
+                return budget.hold(bytes, slot) && seen < options.batchSize && view.seq < head
             }
             for (_, store, _) in stores { try store.flushCache() }
             chunk.applied = seen
@@ -132,6 +132,29 @@ extension ShadowBuild {
     /// The most events folded inside a write transaction (the tail appended while the last
     /// chunk folded): commands wait for it.
     static let tailUnderLock = 10_000
+}
+
+/// A chunk's memory budget, shared by its groups: one that needs little (postings of rare
+/// events) leaves the rest to one that needs much (pending actions). Each group reports
+/// what it holds every 1 024 events; all stop once the sum reaches the limit.
+final class FoldBudget: @unchecked Sendable {
+    // Safe: `held` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var held: [Int]
+    let limit: Int
+
+    init(limit: Int, groups: Int) {
+        self.limit = limit
+        held = Array(repeating: 0, count: groups)
+    }
+
+    /// Records that group `slot` holds `bytes`; whether the groups together stay below the limit.
+    func hold(_ bytes: Int, _ slot: Int) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        held[slot] = bytes
+        return held.reduce(0, +) < limit
+    }
 }
 
 /// The threads folding a chunk's other groups: each result is written by its own thread

@@ -27,7 +27,7 @@ struct Rebuild: LedgerSubcommand {
                                    + "the fold; they wait only while a chunk is written, and at the end while the "
                                    + "events appended during the last chunk (at most 10 000) are folded before the swap.",
                                valueName: "n"))
-    var batchSize = 1_000_000
+    var batchSize = 4_000_000
 
     @Option(name: .customLong("memory-mib"), help: ArgumentHelp("Memory a chunk may hold before it is written.", valueName: "MiB"))
     var memoryMiB = 16
