@@ -216,29 +216,15 @@ struct ByteKey: Hashable {
         h.combine(words.3)
     }
 
-    /// Dictionary's hook for a key's hash under its table's seed: for an inline key, a
-    /// multiply-xorshift mix of its four words (a few nanoseconds, against SipHash's five
-    /// rounds of `hash(into:)`). The table's per-process random seed enters first, so a
-    /// caller who picks ids cannot aim them at one bucket without knowing it.
+    /// Dictionary's hook for a key's hash under its table's seed: ``wordHash(seed:count:_:wide:)``
+    /// for an inline key (a few nanoseconds, against SipHash's rounds of `hash(into:)`).
     func _rawHashValue(seed: Int) -> Int {
         if heap != nil {
             var h = Hasher()
             hash(into: &h)
             return h.finalize() ^ seed
         }
-        @inline(__always) func mix(_ h: UInt64, _ w: UInt64) -> UInt64 {
-            let m = (h ^ w) &* 0x9E37_79B9_7F4A_7C15
-            return m ^ (m >> 29)
-        }
-        var h = mix(UInt64(bitPattern: Int64(seed)) ^ 0x243F_6A88_85A3_08D3, UInt64(count))
-        h = mix(h, words.0)
-        h = mix(h, words.1)
-        if count > 16 {
-            h = mix(h, words.2)
-            h = mix(h, words.3)
-        }
-        h = (h ^ (h >> 32)) &* 0xD6E8_FEB8_6659_FD93
-        return Int(bitPattern: UInt(h ^ (h >> 32)))
+        return wordHash(seed: seed, count: count, words, wide: count > 16)
     }
 
     static func == (a: ByteKey, b: ByteKey) -> Bool {

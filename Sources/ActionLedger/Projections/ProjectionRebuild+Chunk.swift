@@ -82,9 +82,15 @@ extension ShadowBuild {
                 return chunk
             }
             var seen: UInt64 = 0
+            // The stores unretained (`stores` holds them): each event visits every one, and
+            // an atomic reference count per visit stalls the fold on its memory reads.
+            let folding = stores.map { ($0.0, Unmanaged.passUnretained($0.1)) }
             try reader.forEachView(from: low + 1) { view, decode in
-                for (p, store, _) in stores where store.checkpoint + 1 == view.seq {
-                    try ProjectionRegistry.apply(view, p, store, decode: decode)
+                for (p, ref) in folding {
+                    try ref._withUnsafeGuaranteedRef { store in
+                        guard store.checkpoint + 1 == view.seq else { return }
+                        try ProjectionRegistry.apply(view, p, store, decode: decode)
+                    }
                 }
                 seen += 1
                 guard seen & 0x3FF == 0 else { return seen < options.batchSize && view.seq < head }

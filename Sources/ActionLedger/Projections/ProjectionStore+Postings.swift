@@ -83,7 +83,8 @@ extension ProjectionStore {
         precondition(postingDatabase != nil || overlay != nil, "\(name) declares no postings")
         let posting = Posting(at, seq)
         withTaggedKey(UInt8(family), id) { k in
-            if let overlay { return overlay.post(k, posting) }
+            // Unretained: a rebuild files several postings per event (see `overlayRef`).
+            if let overlayRef { return overlayRef._withUnsafeGuaranteedRef { $0.post(k, posting) } }
             pendingPostings.append(k, posting)
         }
     }

@@ -28,6 +28,9 @@ public final class ProjectionStore {
     public internal(set) var checkpoint: UInt64
     /// Set for a query's replay of the log's tail: writes stay in memory (see ``ProjectionOverlay``).
     let overlay: ProjectionOverlay?
+    /// ``overlay`` unretained (the store holds it for its whole life): what a fold reaches
+    /// with every posting, where an atomic reference count would stall it.
+    let overlayRef: Unmanaged<ProjectionOverlay>?
     /// A fold of the whole log in memory (`rebuild --verify`, the refold): the overlay over
     /// nothing — the stored entries are not read.
     let memoryOnly: Bool
@@ -45,7 +48,12 @@ public final class ProjectionStore {
     var pendingPostings = PostingBuffer()
     /// A projection's typed state for the fold under way (Today's pending actions), written
     /// back by ``flushCache()`` before anything reads the store.
-    var foldCache: (any FoldCache)?
+    var foldCache: (any FoldCache)? {
+        didSet { foldCacheRef = foldCache.map { Unmanaged.passUnretained($0 as AnyObject) } }
+    }
+    /// ``foldCache`` unretained, for a fold that reaches it with every event: the store
+    /// holds it strongly, and a fold's step never ends it (only ``flushCache()`` does).
+    private(set) var foldCacheRef: Unmanaged<AnyObject>?
 
     init(txn: Transaction, database: Database, databaseCount: Int, generation: UInt8, name: String,
          checkpoint: UInt64, overlay: ProjectionOverlay? = nil, memoryOnly: Bool = false,
@@ -59,6 +67,7 @@ public final class ProjectionStore {
         self.name = name
         self.checkpoint = checkpoint
         self.overlay = overlay
+        overlayRef = overlay.map { Unmanaged.passUnretained($0) }
         self.memoryOnly = memoryOnly
         self.postingDatabase = postingDatabase
         self.log = log

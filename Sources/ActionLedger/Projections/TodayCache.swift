@@ -67,11 +67,29 @@ final class TodayCache: FoldCache {
     /// Items and feed entries the pending actions point at (``Pending/known``).
     private var known: [Stored] = []
 
-    /// Action id → its pending state, for the actions this fold touched. Keyed by the id's
-    /// bytes (``ByteKey``: inline, hashed in a few words) as the fold reads them in place.
-    private var slots: [ByteKey: Pending] = [:]
+    /// Action id → its pending state, for the actions this fold touched. Keyed by
+    /// ``IdKey`` (no reference to count; hashed in a few words) from the id's bytes as the
+    /// fold reads them in place.
+    private var slots: [IdKey: Pending] = [:]
     /// Stored items this fold removed: action id → the feed key the store holds it under.
-    private var removed: [ByteKey: [UInt8]] = [:]
+    private var removed: [IdKey: [UInt8]] = [:]
+    /// The bytes of the ids longer than an ``IdKey`` holds inline (rare).
+    private var longIds: [IdKey: [UInt8]] = [:]
+
+    /// The key of action id `bytes`, its bytes kept when the key cannot hold them.
+    func key(_ bytes: UnsafeRawBufferPointer) -> IdKey {
+        let k = IdKey(bytes)
+        if !k.isInline, longIds[k] == nil { longIds[k] = Array(bytes) }
+        return k
+    }
+
+    func key(_ id: String) -> IdKey {
+        var s = id
+        return s.withUTF8 { key(UnsafeRawBufferPointer($0)) }
+    }
+
+    private func bytes(_ k: IdKey) -> [UInt8] { k.isInline ? k.inlineBytes : longIds[k]! }
+    private func text(_ k: IdKey) -> String { String(decoding: bytes(k), as: UTF8.self) }
 
     // A slot (key, pending state, the map's spare capacity) takes about 200 bytes of heap.
     var approximateBytes: Int { slots.count * 200 + removed.count * 96 }
@@ -79,19 +97,19 @@ final class TodayCache: FoldCache {
     /// Files a new pending action (a duplicate of a stored one is refused when written back).
     /// A fold that holds the decoded proposal gives its item and feed entry (`built`), so
     /// writing back need not read the proposal again.
-    func propose(_ id: ByteKey, seq: UInt64, built: Built? = nil) throws {
+    func propose(_ id: IdKey, seq: UInt64, built: Built? = nil) throws {
         var p = Pending(seq: seq)
         if let built {
             p.known = known.count
             known.append(built)
         }
         guard slots.updateValue(p, forKey: id) == nil else {
-            throw LedgerError(.projectionStale, "today: action \(id.text) is already pending")
+            throw LedgerError(.projectionStale, "today: action \(text(id)) is already pending")
         }
     }
 
     /// Changes the pending state of `id` (read from the store the first time).
-    func update(_ id: ByteKey, _ type: EventType, _ store: ProjectionStore, _ change: (inout Pending) -> Void) throws {
+    func update(_ id: IdKey, _ type: EventType, _ store: ProjectionStore, _ change: (inout Pending) -> Void) throws {
         // One hash lookup when the fold already holds it (the usual case): changed in place.
         if let i = slots.index(forKey: id) {
             let held = slots.values[i].heldUntil
@@ -107,17 +125,17 @@ final class TodayCache: FoldCache {
     }
 
     /// A decision or expiry: the action leaves the feed.
-    func remove(_ id: ByteKey, _ type: EventType, _ store: ProjectionStore) throws {
+    func remove(_ id: IdKey, _ type: EventType, _ store: ProjectionStore) throws {
         let p = try slots.removeValue(forKey: id) ?? stored(id, type, store)
         if p.isStored { removed[id] = known[p.known].item.feedKey }
     }
 
     /// The pending state of `id` as the store holds it (the fold has not touched it yet).
-    private func stored(_ id: ByteKey, _ type: EventType, _ store: ProjectionStore) throws -> Pending {
+    private func stored(_ id: IdKey, _ type: EventType, _ store: ProjectionStore) throws -> Pending {
         if removed[id] == nil,
-           let item = try store.withStoredValue(TodayProjection.items, key: id.bytes, { try TodayProjection.Item(decoding: $0) }) {
+           let item = try store.withStoredValue(TodayProjection.items, key: bytes(id), { try TodayProjection.Item(decoding: $0) }) {
             guard let feed = try store.withStoredValue(TodayProjection.feed, key: item.feedKey, { try TodayProjection.FeedEntry(decoding: $0) }) else {
-                throw LedgerError(.projectionStale, "no feed entry for pending action \(id.text)")
+                throw LedgerError(.projectionStale, "no feed entry for pending action \(text(id))")
             }
             var p = Pending(seq: item.seq)
             p.contentSeq = item.contentSeq
@@ -129,20 +147,20 @@ final class TodayCache: FoldCache {
             known.append(Stored(item, feed))
             return p
         }
-        throw LedgerError(.projectionStale, "\(type.name) for action \(id.text), which is not pending")
+        throw LedgerError(.projectionStale, "\(type.name) for action \(text(id)), which is not pending")
     }
 
     /// Writes every change into the store and empties the cache.
     func flush(into store: ProjectionStore) throws {
         for (id, key) in removed {
-            try store.delete(TodayProjection.items, key: id.bytes)
+            try store.delete(TodayProjection.items, key: bytes(id))
             try store.delete(TodayProjection.feed, key: key)
         }
         removed.removeAll(keepingCapacity: true)
         // Every slot is a change: a proposal, or a stored action `update` changed (one only
         // read to be removed is not kept here).
         for (id, p) in slots {
-            let key = id.bytes
+            let key = bytes(id)
             if p.isStored {
                 var item = known[p.known].item, feed = known[p.known].feed
                 item.contentSeq = p.contentSeq
@@ -155,7 +173,7 @@ final class TodayCache: FoldCache {
                 try store.put(TodayProjection.feed, key: item.feedKey, value: feed.encoded)
             } else {
                 var (item, feed) = try p.known >= 0 ? (known[p.known].item, known[p.known].feed)
-                    : TodayProjection.newItem(id.text, proposalSeq: p.seq, store)
+                    : TodayProjection.newItem(text(id), proposalSeq: p.seq, store)
                 item.contentSeq = p.contentSeq
                 item.steps = try p.steps.array()
                 item.heldUntil = p.heldUntil
@@ -167,5 +185,6 @@ final class TodayCache: FoldCache {
         }
         slots.removeAll(keepingCapacity: true)
         known.removeAll(keepingCapacity: true)
+        longIds.removeAll()
     }
 }

@@ -99,9 +99,9 @@ public struct TodayProjection: Projection {
 
 
     /// Reads, in place, the action id of an event the fold changes an item for.
-    private func itemId(_ v: EventView) throws -> ByteKey {
+    private func itemId(_ v: EventView, _ cache: TodayCache) throws -> IdKey {
         guard let id = v.actionId else { throw LedgerError(.corruptEvent, "\(v.type.name) without an action id") }
-        return ByteKey(v[id])
+        return cache.key(v[id])
     }
 
     /// The fold's typed state of pending actions (see ``TodayCache``).
@@ -113,21 +113,29 @@ public struct TodayProjection: Projection {
         return cache
     }
 
+    /// Lends the fold's cache without retaining it (the store holds it; a fold's step never
+    /// writes it back), so that a rebuild's every event costs no atomic reference count.
+    @inline(__always)
+    static func withCache<R>(_ store: ProjectionStore, _ body: (TodayCache) throws -> R) throws -> R {
+        guard let ref = store.foldCacheRef else { return try body(cache(store)) }
+        return try Unmanaged<TodayCache>.fromOpaque(ref.toOpaque())._withUnsafeGuaranteedRef(body)
+    }
+
     /// Taps, edits, decisions and proposals read in place (a proposal is only noted by its
     /// seq: see ``TodayCache``); holds and policies decoded; events that change no pending
     /// action skipped.
     public func apply(_ v: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
         switch v.type {
         case .actionProposed:
-            try Self.cache(store).propose(try itemId(v), seq: v.seq)
+            try Self.withCache(store) { try $0.propose(try itemId(v, $0), seq: v.seq) }
         case .actionReviewed, .actionConfirmed:
             let step: TapStep = v.type == .actionReviewed ? .review : .confirm
-            try Self.cache(store).update(try itemId(v), v.type, store) { $0.steps.append(step) }
+            try Self.withCache(store) { try $0.update(try itemId(v, $0), v.type, store) { $0.steps.append(step) } }
         case .actionEdited:
             let seq = v.seq
-            try Self.cache(store).update(try itemId(v), v.type, store) { Self.edit(&$0, seq) }
+            try Self.withCache(store) { try $0.update(try itemId(v, $0), v.type, store) { Self.edit(&$0, seq) } }
         case .actionApproved, .actionAutoShipped, .actionDismissed, .actionExpired:
-            try Self.cache(store).remove(try itemId(v), v.type, store)
+            try Self.withCache(store) { try $0.remove(try itemId(v, $0), v.type, store) }
         case .actionExecuted, .actionFailed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .personRecoveryKeySet, .storeCreated, .tapRefused, .storeRelyingParty, .tokenIssued, .tokenRevoked:
             return
         case .actionHeld, .policySet:
@@ -142,24 +150,32 @@ public struct TodayProjection: Projection {
             let stakes = Policy.requirements(of: p, under: try Self.policy(store, org: event.org)).stakes
             let item = Item(person: event.person, org: event.org, proposedAt: event.at, seq: event.seq, stakes: stakes)
             let feed = FeedEntry(actionId: id, heldUntil: nil, expiresAt: p.expiresAt, specialist: p.specialist.name, kind: p.kind)
-            try Self.cache(store).propose(ByteKey(id), seq: event.seq, built: TodayCache.Built(item, feed))
+            let cache = Self.cache(store)
+            try cache.propose(cache.key(id), seq: event.seq, built: TodayCache.Built(item, feed))
         case .reviewed:
-            try Self.cache(store).update(ByteKey(try actionId(event)), event.type, store) { $0.steps.append(.review) }
+            try update(event, store) { $0.steps.append(.review) }
         case .confirmed:
-            try Self.cache(store).update(ByteKey(try actionId(event)), event.type, store) { $0.steps.append(.confirm) }
+            try update(event, store) { $0.steps.append(.confirm) }
         case .held(let h):
             // The hold is in the feed entry too (the query filters on it without reading the item).
-            try Self.cache(store).update(ByteKey(try actionId(event)), event.type, store) { $0.heldUntil = h.until }
+            try update(event, store) { $0.heldUntil = h.until }
         case .edited:
             let seq = event.seq
-            try Self.cache(store).update(ByteKey(try actionId(event)), event.type, store) { Self.edit(&$0, seq) }
+            try update(event, store) { Self.edit(&$0, seq) }
         case .approved, .autoShipped, .dismissed, .expired:
-            try Self.cache(store).remove(ByteKey(try actionId(event)), event.type, store)
+            let cache = Self.cache(store)
+            try cache.remove(cache.key(try actionId(event)), event.type, store)
         case .policySet(let document):
             try rerank(under: document, org: event.org, store)
         case .executed, .failed, .deviceLinked, .deviceRevoked, .deviceKeyRotated, .recoveryKeySet, .storeCreated, .tapRefused, .relyingParty, .tokenIssued, .tokenRevoked:
             break  // not pending: nothing in the feed changes
         }
+    }
+
+    /// Changes the pending state of the action `event` names.
+    private func update(_ event: Event, _ store: ProjectionStore, _ change: (inout TodayCache.Pending) -> Void) throws {
+        let cache = Self.cache(store)
+        try cache.update(cache.key(try actionId(event)), event.type, store, change)
     }
 
     /// An edit: the content is the edit's, and the taps start over.
