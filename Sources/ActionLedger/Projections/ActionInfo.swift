@@ -76,16 +76,28 @@ extension ProjectionStore {
 
     /// `actionId`'s filing for a fold: from this fold's cache, else from the log.
     func filing(_ actionId: String) throws -> Filing {
-        if let known = filings[actionId] { return known }
+        var id = actionId
+        return try id.withUTF8 { try filing(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The filing of the action whose id is `bytes` (an event's field read in place).
+    func filing(_ bytes: UnsafeRawBufferPointer) throws -> Filing {
+        let key = IdKey(bytes)
+        if let known = filings[key] { return known }
         guard let log else { preconditionFailure("\(name) folds need the log") }
-        let filing = try log.filing(actionId)
-        remember(actionId, filing)
+        let filing = try log.filing(String(decoding: bytes, as: UTF8.self))
+        remember(key, filing)
         return filing
     }
 
     /// Caches a proposal just folded (its later events follow soon).
     func remember(_ actionId: String, _ filing: Filing) {
+        var id = actionId
+        id.withUTF8 { remember(IdKey(UnsafeRawBufferPointer($0)), filing) }
+    }
+
+    func remember(_ key: IdKey, _ filing: Filing) {
         if filings.count >= Self.filingLimit { filings.removeAll(keepingCapacity: true) }
-        filings[actionId] = filing
+        filings[key] = filing
     }
 }

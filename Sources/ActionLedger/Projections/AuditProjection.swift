@@ -51,14 +51,13 @@ public struct AuditProjection: Projection {
         default: if let d = v.device { try store.post(Self.byDevice, v[d], at: at, seq: seq) }
         }
         if let idRange = v.actionId {
-            let id = v.string(idRange)
             if v.type == .actionProposed {
                 let f = try v.proposalFiling()
                 try store.post(Self.bySpecialist, v[f.specialist], at: at, seq: seq)
                 try store.post(Self.bySurface, v[f.surface], at: at, seq: seq)
-                store.remember(id, Filing(specialist: v.string(f.specialist), surface: v.string(f.surface)))
+                store.remember(IdKey(v[idRange]), Filing(specialist: v.string(f.specialist), surface: v.string(f.surface)))
             } else {
-                let filing = try store.filing(id)
+                let filing = try store.filing(v[idRange])
                 try store.post(Self.bySpecialist, filing.specialist.utf8, at: at, seq: seq)
                 try store.post(Self.bySurface, filing.surface.utf8, at: at, seq: seq)
             }

@@ -55,11 +55,17 @@ struct PostingBuffer {
         return Array(arena[s.offset..<s.offset + s.count])
     }
 
-    /// FNV-1a over the key's bytes: keys are short (an id and a family byte).
+    /// Keys are short (a family byte and an id): up to 32 bytes are hashed as four words
+    /// (``wordHash(seed:count:_:wide:)``), longer ones byte by byte (FNV-1a).
     static func hash(_ key: UnsafeRawBufferPointer) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in key { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return h
+        guard key.count <= 32 else {
+            var h: UInt64 = 0xcbf2_9ce4_8422_2325
+            for b in key { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+            return h
+        }
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        if key.count > 0 { withUnsafeMutableBytes(of: &words) { $0.baseAddress!.copyMemory(from: key.baseAddress!, byteCount: key.count) } }
+        return UInt64(bitPattern: Int64(wordHash(seed: 0, count: key.count, words, wide: key.count > 16)))
     }
 
     /// The slot holding `key`'s list, or the empty slot where it would go.

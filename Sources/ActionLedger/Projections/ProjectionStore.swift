@@ -39,7 +39,7 @@ public final class ProjectionStore {
     /// The log, for folds that describe an event by its action's proposal.
     var log: LogReader?
     /// Actions' filings already read in this fold (bounded: see ``filing(_:)``).
-    var filings: [String: Filing] = [:]
+    var filings: [IdKey: Filing] = [:]
     /// The policies a fold read (Today's, per org), kept for the store's life: a fold's
     /// writes go through this store, so it sees every change.
     var policies: [String: PolicyDocument] = [:]
