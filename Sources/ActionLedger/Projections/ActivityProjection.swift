@@ -1,12 +1,12 @@
 /// Each person's timeline: a pointer to every event that concerns them, in time order.
 /// Lines are rendered from the log when queried; filters by type are applied while reading.
 ///
-/// Postings: `timeline` (id = the person) → time ‖ seq.
+/// Postings: `timeline` (id = the person) → seq.
 public struct ActivityProjection: Projection {
     // Computed, not stored: the struct stays empty, so the fold copies it (an existential) without retaining anything.
     public var name: String { "activity" }
-    // 3: postings only; lines rendered from the log.
-    public var version: UInt32 { 3 }
+    // 4: postings are seqs (8 bytes). 3: postings only; lines rendered from the log.
+    public var version: UInt32 { 4 }
     public var foldCost: Int { 3 }
     public var databases: [String] { [] }
     public var postings: [String] { ["timeline"] }
@@ -14,11 +14,11 @@ public struct ActivityProjection: Projection {
     public init() {}
 
     public func apply(_ event: Event, to store: ProjectionStore) throws {
-        try store.post(0, event.person.utf8, at: event.at, seq: event.seq)
+        try store.post(0, event.person.utf8, seq: event.seq)
     }
 
     public func apply(_ v: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
-        try store.post(0, v[v.person], at: v.at, seq: v.seq)
+        try store.post(0, v[v.person], seq: v.seq)
     }
 
     static func summary(_ payload: Payload) -> String {

@@ -16,23 +16,17 @@ extension ProjectionSnapshot {
                          limit: Int = 100, pageToken: String? = nil) throws -> ActivityPage {
         guard (1...100_000).contains(limit) else { throw LedgerError(.invalidInput, "limit must be 1…100000, got \(limit)") }
         let store = try store("activity")
-        var start = ProjectionStore.Posting(window.from, 0)
-        if let token = try pageToken.map({ try PageToken($0, length: 16) }) {
-            let after = token.bytes.withUnsafeBytes { ProjectionStore.Posting($0) }
-            if (start.timeBits, start.seq) <= (after.timeBits, after.seq) {
-                start = ProjectionStore.Posting(timeBits: after.timeBits, seq: after.seq &+ 1)
-            }
-        }
+        let range = try seqs(of: window, after: pageToken)
         var page = ActivityPage(person: person, items: [], nextPageToken: nil)
-        try store.postings(0, Array(person.utf8), from: start) { p in
-            guard p.at < window.to else { return false }
-            if let types, !types.contains(try loggedType(p.seq)) { return true }
+        try store.postings(0, Array(person.utf8), from: range.lowerBound) { seq in
+            guard seq < range.upperBound else { return false }
+            if let types, !types.contains(try loggedType(seq)) { return true }
             if page.items.count == limit {
                 let last = page.items[limit - 1]
-                page.nextPageToken = PageToken(Keys.u64(ProjectionKeys.timeBits(last.at)) + Keys.u64(last.seq)).description
+                page.nextPageToken = rowToken(at: last.at, seq: last.seq)
                 return false
             }
-            page.items.append(ActivityItem(try loggedEvent(p.seq)))
+            page.items.append(ActivityItem(try loggedEvent(seq)))
             return true
         }
         return page

@@ -5,15 +5,15 @@
 /// rows an auditor reads are rendered from the log by seq (``AuditEntry/init(_:action:policyInForce:)``),
 /// so the projection holds no copy of any event.
 ///
-/// Postings (family ‖ id → time ‖ seq): `by_actor`, `by_device`, `by_specialist`,
+/// Postings (family ‖ id → seq): `by_actor`, `by_device`, `by_specialist`,
 /// `by_surface` (id = the name).
 /// Database `policies`: seq (8 BE) → policy version (8 BE) of every `policy.set`, to name
 /// the version in force for events that do not carry their own.
 public struct AuditProjection: Projection {
     // Computed, not stored: the struct stays empty, so the fold copies it (an existential) without retaining anything.
     public var name: String { "audit" }
-    // 4: no `by_time` list (the log is that list).
-    public var version: UInt32 { 4 }
+    // 5: postings are seqs (8 bytes): a time window is a seq range of the log. 4: no `by_time` list.
+    public var version: UInt32 { 5 }
     public var foldCost: Int { 7 }
     public var databases: [String] { ["policies"] }
     public var postings: [String] { ["by_actor", "by_device", "by_specialist", "by_surface"] }
@@ -23,9 +23,9 @@ public struct AuditProjection: Projection {
     public init() {}
 
     public func apply(_ event: Event, to store: ProjectionStore) throws {
-        let at = event.at, seq = event.seq
-        try store.post(Self.byActor, event.actor.utf8, at: at, seq: seq)
-        if let device = AuditEntry.device(of: event) { try store.post(Self.byDevice, device.utf8, at: at, seq: seq) }
+        let seq = event.seq
+        try store.post(Self.byActor, event.actor.utf8, seq: seq)
+        if let device = AuditEntry.device(of: event) { try store.post(Self.byDevice, device.utf8, seq: seq) }
         if let id = event.actionId {
             let filing: Filing
             if case .proposed(let p) = event.payload {
@@ -34,8 +34,8 @@ public struct AuditProjection: Projection {
             } else {
                 filing = try store.filing(id)
             }
-            try store.post(Self.bySpecialist, filing.specialist.utf8, at: at, seq: seq)
-            try store.post(Self.bySurface, filing.surface.utf8, at: at, seq: seq)
+            try store.post(Self.bySpecialist, filing.specialist.utf8, seq: seq)
+            try store.post(Self.bySurface, filing.surface.utf8, seq: seq)
         }
         if case .policySet(let p) = event.payload {
             try store.insert(Self.policies, key: Keys.u64(seq), value: Keys.u64(UInt64(p.version)), append: true)
@@ -44,22 +44,22 @@ public struct AuditProjection: Projection {
 
     /// The same fold read in place: only a `policy.set` is decoded.
     public func apply(_ v: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
-        let at = v.at, seq = v.seq
-        try store.post(Self.byActor, v[v.actor], at: at, seq: seq)
+        let seq = v.seq
+        try store.post(Self.byActor, v[v.actor], seq: seq)
         switch v.type {
-        case .deviceLinked, .deviceRevoked, .deviceKeyRotated: try store.post(Self.byDevice, v[try v.payloadString()], at: at, seq: seq)
-        default: if let d = v.device { try store.post(Self.byDevice, v[d], at: at, seq: seq) }
+        case .deviceLinked, .deviceRevoked, .deviceKeyRotated: try store.post(Self.byDevice, v[try v.payloadString()], seq: seq)
+        default: if let d = v.device { try store.post(Self.byDevice, v[d], seq: seq) }
         }
         if let idRange = v.actionId {
             if v.type == .actionProposed {
                 let f = try v.proposalFiling()
-                try store.post(Self.bySpecialist, v[f.specialist], at: at, seq: seq)
-                try store.post(Self.bySurface, v[f.surface], at: at, seq: seq)
+                try store.post(Self.bySpecialist, v[f.specialist], seq: seq)
+                try store.post(Self.bySurface, v[f.surface], seq: seq)
                 store.remember(IdKey(v[idRange]), Filing(specialist: v.string(f.specialist), surface: v.string(f.surface)))
             } else {
                 let filing = try store.filing(v[idRange])
-                try store.post(Self.bySpecialist, filing.specialist.utf8, at: at, seq: seq)
-                try store.post(Self.bySurface, filing.surface.utf8, at: at, seq: seq)
+                try store.post(Self.bySpecialist, filing.specialist.utf8, seq: seq)
+                try store.post(Self.bySurface, filing.surface.utf8, seq: seq)
             }
         }
         if v.type == .policySet { try apply(try decode(), policyOnly: store) }

@@ -61,14 +61,15 @@ public struct AuditListing: Sendable {
 
 extension ProjectionSnapshot {
     /// Auto-ships in `window` (all persons, or one), oldest first, with counts by kind.
-    /// Reads the time-ordered postings from the window's start: cost ∝ the answer.
+    /// Reads the postings from the window's first seq: cost ∝ the answer.
     public func autoShipped(in window: TimeWindow, person: String? = nil) throws -> AutoShipReport {
         let store = try store("autoshipped")
         var items: [AutoShippedProjection.Record] = []
         let family = person == nil ? AutoShippedProjection.byTime : AutoShippedProjection.byPerson
-        try store.postings(family, Array((person ?? "").utf8), from: .init(window.from, 0)) { p in
-            guard p.at < window.to else { return false }
-            items.append(try autoShipRecord(p.seq))
+        let range = try seqs(of: window)
+        try store.postings(family, Array((person ?? "").utf8), from: range.lowerBound) { seq in
+            guard seq < range.upperBound else { return false }
+            items.append(try autoShipRecord(seq))
             return true
         }
         var counts: [String: Int] = [:]
@@ -119,51 +120,26 @@ extension ProjectionSnapshot {
                       pageToken: String? = nil) throws -> AuditListing {
         guard (1...100_000).contains(limit) else { throw LedgerError(.invalidInput, "limit must be 1…100000, got \(limit)") }
         let store = try store("audit")
-        var start = ProjectionStore.Posting(window.from, 0)
-        if let token = try pageToken.map({ try PageToken($0, length: 16) }) {
-            // Strictly after the token's posting.
-            let after = token.bytes.withUnsafeBytes { ProjectionStore.Posting($0) }
-            if (start.timeBits, start.seq) <= (after.timeBits, after.seq) {
-                start = after.seq == .max ? after : ProjectionStore.Posting(timeBits: after.timeBits, seq: after.seq + 1)
-            }
-        }
+        let range = try seqs(of: window, after: pageToken)
         var listing = AuditListing(entries: [], nextPageToken: nil)
-        let visit = { (p: ProjectionStore.Posting) throws -> Bool in
-            guard p.at < window.to else { return false }
+        let visit = { (seq: UInt64) throws -> Bool in
+            guard seq < range.upperBound else { return false }
             if listing.entries.count == limit {
-                listing.nextPageToken = PageToken(self.keyTail(listing.entries.last!)).description
+                let last = listing.entries[limit - 1]
+                listing.nextPageToken = self.rowToken(at: last.at, seq: last.seq)
                 return false
             }
-            listing.entries.append(try self.auditEntry(p.seq, store))
+            listing.entries.append(try self.auditEntry(seq, store))
             return true
         }
         if let family = index.family {
-            try store.postings(family, index.id, from: start, visit)
+            try store.postings(family, index.id, from: range.lowerBound, visit)
         } else {
-            try logPostings(from: start, visit)
+            // Every event: the log itself, over the window's seqs.
+            for seq in range { guard try visit(seq) else { break } }
         }
         return listing
     }
-
-    /// Every event from `start` on, as postings in (time, seq) order: the log's own order,
-    /// since times never go backwards along it (``AppendSession`` refuses an event older
-    /// than the head). The first seq is found by binary search over the log by time.
-    private func logPostings(from start: ProjectionStore.Posting, _ body: (ProjectionStore.Posting) throws -> Bool) throws {
-        let reader = LogReader(txn: txn, dbs: dbs)
-        var low: UInt64 = 1, high = try reader.head().seq + 1
-        while low < high {
-            let mid = low + (high - low) / 2
-            guard let at = try reader.time(of: mid) else {
-                throw LedgerError(.integrityFailure, "the log has no event \(mid) below its head")
-            }
-            if (ProjectionKeys.timeBits(at), mid) < (start.timeBits, start.seq) { low = mid + 1 } else { high = mid }
-        }
-        try reader.forEachRaw(from: low) { seq, value in
-            try body(ProjectionStore.Posting(try LogReader.time(seq, stored: value), seq))
-        }
-    }
-
-    private func keyTail(_ e: AuditEntry) -> [UInt8] { Keys.u64(ProjectionKeys.timeBits(e.at)) + Keys.u64(e.seq) }
 
     /// The audit row of event `seq`, rendered from the log.
     func auditEntry(_ seq: UInt64, _ audit: ProjectionStore) throws -> AuditEntry {

@@ -2,12 +2,12 @@
 /// so that a window costs what it returns, not what the log holds. Records are rendered
 /// from the log when queried (the event and its action's proposal).
 ///
-/// Postings (time ‖ seq): `by_time` (one list), `by_person` (id = the person).
+/// Postings (seqs): `by_time` (one list), `by_person` (id = the person).
 public struct AutoShippedProjection: Projection {
     // Computed, not stored: the struct stays empty, so the fold copies it (an existential) without retaining anything.
     public var name: String { "autoshipped" }
-    // 3: postings only; records rendered from the log.
-    public var version: UInt32 { 3 }
+    // 4: postings are seqs (8 bytes). 3: postings only; records rendered from the log.
+    public var version: UInt32 { 4 }
     public var foldCost: Int { 2 }
     public var databases: [String] { [] }
     public var postings: [String] { ["by_time", "by_person"] }
@@ -53,13 +53,13 @@ public struct AutoShippedProjection: Projection {
 
     public func apply(_ event: Event, to store: ProjectionStore) throws {
         guard case .autoShipped = event.payload else { return }
-        try store.post(Self.byTime, EmptyCollection(), at: event.at, seq: event.seq)
-        try store.post(Self.byPerson, event.person.utf8, at: event.at, seq: event.seq)
+        try store.post(Self.byTime, EmptyCollection(), seq: event.seq)
+        try store.post(Self.byPerson, event.person.utf8, seq: event.seq)
     }
 
     public func apply(_ v: EventView, to store: ProjectionStore, decode: () throws -> Event) throws {
         guard v.type == .actionAutoShipped else { return }
-        try store.post(Self.byTime, EmptyCollection(), at: v.at, seq: v.seq)
-        try store.post(Self.byPerson, v[v.person], at: v.at, seq: v.seq)
+        try store.post(Self.byTime, EmptyCollection(), seq: v.seq)
+        try store.post(Self.byPerson, v[v.person], seq: v.seq)
     }
 }

@@ -6,13 +6,13 @@ import Foundation
 /// devices, specialists, surfaces), so filing must not allocate or run a general-purpose
 /// hash per posting: list keys are interned once into an arena, found again through an
 /// open-addressing table over a cheap hash of their bytes, and each list's postings are
-/// appended to its own byte buffer (16 bytes each: time bits ‖ seq, big-endian).
+/// appended to its own byte buffer (8 bytes each: the seq, big-endian).
 struct PostingBuffer {
     /// Every interned key's bytes, back to back.
     private var arena: [UInt8] = []
     /// Per list: where its key lies in ``arena``, and its hash.
     private var keySpans: [(offset: Int, count: Int, hash: UInt64)] = []
-    /// Per list: its postings, 16 bytes each, in filing order.
+    /// Per list: its postings, 8 bytes each, in filing order.
     private(set) var lists: [[UInt8]] = []
     /// Open addressing: list index + 1, 0 for an empty slot. A power of two, at most half full.
     private var slots: [Int32] = Array(repeating: 0, count: 64)
@@ -22,12 +22,12 @@ struct PostingBuffer {
     var isEmpty: Bool { count == 0 }
 
     /// The bytes held, roughly: what a memory budget counts.
-    var approximateBytes: Int { count * 16 + arena.count + keySpans.count * 48 }
+    var approximateBytes: Int { count * 8 + arena.count + keySpans.count * 48 }
 
     /// Files a posting under `key`.
-    mutating func append(_ key: UnsafeRawBufferPointer, _ posting: ProjectionStore.Posting) {
+    mutating func append(_ key: UnsafeRawBufferPointer, _ seq: UInt64) {
         let i = intern(key)
-        withUnsafeBytes(of: (posting.timeBits.bigEndian, posting.seq.bigEndian)) { lists[i].append(contentsOf: $0) }
+        withUnsafeBytes(of: seq.bigEndian) { lists[i].append(contentsOf: $0) }
         count += 1
     }
 

@@ -24,9 +24,9 @@ final class ProjectionOverlay {
     /// What the overlay holds, roughly, in bytes: entries (with a map slot's overhead) and postings.
     var approximateBytes: Int { entryBytes + entries.count * 48 + postings.approximateBytes }
 
-    func post(_ key: UnsafeRawBufferPointer, _ posting: ProjectionStore.Posting) {
-        guard digestOnly else { return postings.append(key, posting) }
-        let term = posting.withBytes { ProjectionStore.postingHash(key, $0) }
+    func post(_ key: UnsafeRawBufferPointer, _ seq: UInt64) {
+        guard digestOnly else { return postings.append(key, seq) }
+        let term = withUnsafeBytes(of: seq.bigEndian) { ProjectionStore.postingHash(key, $0) }
         listDigests[Array(key), default: .init()].add(term)
     }
 

@@ -1,13 +1,13 @@
 import Foundation
 
-/// Posting lists: for each (family, id), the (time, seq) pointers of the events filed
-/// under it, in order. They are what the audit and activity listings read; the rows
+/// Posting lists: for each (family, id), the seqs of the events filed under it, in order. They are what the audit and activity listings read; the rows
 /// themselves are rendered from the log by seq when queried, so nothing here copies an event.
 ///
 /// Stored in one `MDB_DUPSORT | MDB_DUPFIXED` database per projection generation: key =
-/// family byte ‖ id (an empty id for a family with one list, e.g. every event by time),
-/// duplicate = time bits (8, BE) ‖ seq (8, BE). Event times never go backwards and seqs
-/// only grow, so a new posting always sorts after every posting of its list. A fold files
+/// family byte ‖ id (an empty id for a family with one list, e.g. every auto-ship),
+/// duplicate = seq (8, BE). Seqs only grow, so a new posting always sorts after every
+/// posting of its list; and event times never go backwards along the log, so a time window
+/// is a seq range (``LogReader/firstSeq(atOrAfter:)``) and a posting needs no time of its own. A fold files
 /// postings in memory and ``flushPostings()`` writes them, lists in key order, each list's
 /// new postings in one `MDB_MULTIPLE | MDB_APPENDDUP` put at its right edge: one search per
 /// list per fold instead of one per posting.
@@ -16,31 +16,6 @@ import Foundation
 /// (`postingsDigest()`): `rebuild --verify` and the refold of `verify --deep` compare them
 /// with what a fold derives.
 extension ProjectionStore {
-    /// One posting: the event's time (order-preserving bits) and seq.
-    public struct Posting: Sendable, Equatable {
-        public var timeBits: UInt64
-        public var seq: UInt64
-        public var at: Timestamp { Timestamp(milliseconds: Int64(bitPattern: timeBits ^ (1 << 63))) }
-
-        init(timeBits: UInt64, seq: UInt64) {
-            self.timeBits = timeBits
-            self.seq = seq
-        }
-
-        init(_ at: Timestamp, _ seq: UInt64) { self.init(timeBits: ProjectionKeys.timeBits(at), seq: seq) }
-
-        init(_ b: UnsafeRawBufferPointer) {
-            timeBits = Keys.readU64(b)
-            seq = Keys.readU64(b, at: 8)
-        }
-
-        var bytes: [UInt8] { Keys.u64(timeBits) + Keys.u64(seq) }
-
-        func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-            try withUnsafeBytes(of: (timeBits.bigEndian, seq.bigEndian)) { try body($0) }
-        }
-    }
-
     /// A posting list's order-free digest and length.
     public struct ListDigest: Sendable, Equatable {
         public var digest = Digest.zero
@@ -66,8 +41,8 @@ extension ProjectionStore {
             for (k, list) in buffer.sortedKeys() {
                 k.withUnsafeBytes { kb in
                     buffer.lists[list].withUnsafeBytes { all in
-                        for at in stride(from: 0, to: all.count, by: 16) {
-                            out[k, default: ListDigest()].add(Self.postingHash(kb, UnsafeRawBufferPointer(rebasing: all[at..<at + 16])))
+                        for at in stride(from: 0, to: all.count, by: 8) {
+                            out[k, default: ListDigest()].add(Self.postingHash(kb, UnsafeRawBufferPointer(rebasing: all[at..<at + 8])))
                         }
                     }
                 }
@@ -76,16 +51,15 @@ extension ProjectionStore {
         return out
     }
 
-    /// Files event (`at`, `seq`) under `id` in posting family `family`.
+    /// Files event `seq` under `id` in posting family `family`.
     /// - throws: `projection_stale` when it does not sort after the list's last posting
     ///   (a fold applied out of order).
-    public func post(_ family: Int, _ id: some Collection<UInt8>, at: Timestamp, seq: UInt64) throws {
+    public func post(_ family: Int, _ id: some Collection<UInt8>, seq: UInt64) throws {
         precondition(postingDatabase != nil || overlay != nil, "\(name) declares no postings")
-        let posting = Posting(at, seq)
         withTaggedKey(UInt8(family), id) { k in
             // Unretained: a rebuild files several postings per event (see `overlayRef`).
-            if let overlayRef { return overlayRef._withUnsafeGuaranteedRef { $0.post(k, posting) } }
-            pendingPostings.append(k, posting)
+            if let overlayRef { return overlayRef._withUnsafeGuaranteedRef { $0.post(k, seq) } }
+            pendingPostings.append(k, seq)
         }
     }
 
@@ -109,7 +83,7 @@ extension ProjectionStore {
         for (key, list) in buffer.sortedKeys() {
             do {
                 try key.withUnsafeBytes { k in
-                    try buffer.lists[list].withUnsafeBytes { try cursor.putDuplicates(key: k, items: $0, size: 16, flags: .appendDuplicate) }
+                    try buffer.lists[list].withUnsafeBytes { try cursor.putDuplicates(key: k, items: $0, size: 8, flags: .appendDuplicate) }
                 }
             } catch let e as LMDBError where e.code == LMDBError.keyExists {
                 throw LedgerError(.projectionStale, "\(name): postings of list \(PageToken(key)) do not follow its last one")
@@ -117,39 +91,40 @@ extension ProjectionStore {
         }
     }
 
-    /// Visits the postings of `id` in family `family`, oldest first, from the first at or
-    /// after `start`; `body` returns false to stop. A query's replayed tail follows the
-    /// stored postings (it is newer than all of them).
-    public func postings(_ family: Int, _ id: some Collection<UInt8>, from start: Posting? = nil,
-                         _ body: (Posting) throws -> Bool) throws {
+    /// Visits the seqs filed under `id` in family `family`, oldest first, from the first
+    /// at or after `start`; `body` returns false to stop. A query's replayed tail follows
+    /// the stored postings (it is newer than all of them).
+    public func postings(_ family: Int, _ id: some Collection<UInt8>, from start: UInt64 = 0,
+                         _ body: (UInt64) throws -> Bool) throws {
         let key = [UInt8(family)] + Array(id)
         try flushPostings()
         if let postingDatabase, !memoryOnly {
             let cursor = try Cursor(txn, postingDatabase)
             defer { cursor.close() }
-            let from = start ?? Posting(timeBits: 0, seq: 0)
-            var entry = try key.withUnsafeBytes { k in try from.withBytes { try cursor.seek(key: k, atLeast: $0) } }
+            var entry = try key.withUnsafeBytes { k in
+                try withUnsafeBytes(of: start.bigEndian) { try cursor.seek(key: k, atLeast: $0) }
+            }
             while let (_, v) = entry {
-                guard v.count == 16 else {
-                    throw LedgerError(.projectionStale, "\(name): a posting of \(v.count) bytes, not 16")
+                guard v.count == 8 else {
+                    throw LedgerError(.projectionStale, "\(name): a posting of \(v.count) bytes, not 8")
                 }
-                guard try body(Posting(v)) else { return }
+                guard try body(Keys.readU64(v)) else { return }
                 entry = try cursor.nextDuplicate()
             }
         }
         guard let buffer = overlay?.postings else { return }
         let replayed = key.withUnsafeBytes { buffer.postings($0) }
         try replayed.withUnsafeBytes { all in
-            for at in stride(from: 0, to: all.count, by: 16) {
-                let p = Posting(UnsafeRawBufferPointer(rebasing: all[at..<at + 16]))
-                guard start.map({ ($0.timeBits, $0.seq) <= (p.timeBits, p.seq) }) ?? true else { continue }
-                guard try body(p) else { return }
+            for at in stride(from: 0, to: all.count, by: 8) {
+                let seq = Keys.readU64(UnsafeRawBufferPointer(rebasing: all[at..<at + 8]))
+                guard seq >= start else { continue }
+                guard try body(seq) else { return }
             }
         }
     }
 
     /// The order-free digest of every stored posting (and a replay's), as the running
-    /// digest hashes entries: SHA-256(family + databases ‖ key length ‖ id ‖ time ‖ seq), summed.
+    /// digest hashes entries: SHA-256(128 + family ‖ key length ‖ id ‖ seq), summed.
     func postingsDigest() throws -> Digest {
         try listDigests().values.reduce(Digest.zero) { $0.adding($1.digest) }
     }

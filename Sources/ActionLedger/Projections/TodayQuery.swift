@@ -179,9 +179,10 @@ extension ProjectionSnapshot {
     func autoShipCounts(person: String, window: TimeWindow) throws -> KindCounts {
         let store = try store("autoshipped")
         var counts: [String: Int] = [:]
-        try store.postings(AutoShippedProjection.byPerson, Array(person.utf8), from: .init(window.from, 0)) { p in
-            guard p.at < window.to else { return false }
-            counts[try autoShipRecord(p.seq).kind, default: 0] += 1
+        let range = try seqs(of: window)
+        try store.postings(AutoShippedProjection.byPerson, Array(person.utf8), from: range.lowerBound) { seq in
+            guard seq < range.upperBound else { return false }
+            counts[try autoShipRecord(seq).kind, default: 0] += 1
             return true
         }
         return counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }

@@ -12,7 +12,7 @@ import Testing
         for i in 0..<700 { keys.append([UInt8(i % 5)] + Array("person-\(i)".utf8)) }
         for (n, key) in keys.enumerated() {
             for seq in 0..<UInt64(n % 3 + 1) {
-                key.withUnsafeBytes { buffer.append($0, ProjectionStore.Posting(timeBits: UInt64(n), seq: seq)) }
+                key.withUnsafeBytes { buffer.append($0, seq) }
             }
         }
         #expect(buffer.count == keys.enumerated().reduce(0) { $0 + $1.offset % 3 + 1 })
@@ -20,16 +20,16 @@ import Testing
         #expect(sorted == keys.sorted(by: bytesPrecede))
         for (n, key) in keys.enumerated() {
             let list = key.withUnsafeBytes { buffer.postings($0) }
-            #expect(list.count == (n % 3 + 1) * 16, "\(key)")
+            #expect(list.count == (n % 3 + 1) * 8, "\(key)")
             let seqs = list.withUnsafeBytes { all in
-                stride(from: 0, to: all.count, by: 16).map { ProjectionStore.Posting(UnsafeRawBufferPointer(rebasing: all[$0..<$0 + 16])).seq }
+                stride(from: 0, to: all.count, by: 8).map { Keys.readU64(UnsafeRawBufferPointer(rebasing: all[$0..<$0 + 8])) }
             }
             #expect(seqs == Array(0..<UInt64(n % 3 + 1)))
         }
         #expect([UInt8]([9, 9]).withUnsafeBytes { buffer.postings($0) }.isEmpty)
         buffer.removeAllPostings()
         #expect(buffer.isEmpty && buffer.sortedKeys().isEmpty)
-        [UInt8]([1]).withUnsafeBytes { buffer.append($0, ProjectionStore.Posting(timeBits: 1, seq: 1)) }
+        [UInt8]([1]).withUnsafeBytes { buffer.append($0, 1) }
         #expect(buffer.sortedKeys().map(\.key) == [[1]])
     }
 

@@ -141,7 +141,7 @@ func liveMetas(_ l: Ledger) throws -> [String: ProjectionMeta] {
         try l.environment.write { txn in
             let store = try l.registry.store(for: AuditProjection(), meta: meta, in: txn)!
             try txn.put(store.postingDatabase!, key: [UInt8(AuditProjection.byActor)] + Array("mallory".utf8),
-                        value: ProjectionStore.Posting(Timestamp(milliseconds: 0), 7).bytes)
+                        value: Keys.u64(7))
         }
         let results = try l.rebuild(["audit", "today"], options: RebuildOptions(verify: true))
         let audit = try #require(results.first { $0.projection == "audit" })

@@ -102,7 +102,8 @@ import Testing
     }
 }
 
-/// `audit events`: every event of a window, read from the log itself (no `by_time` list).
+/// Audit listings over a window: every event (the log itself, no `by_time` list) and a
+/// posting list (seqs only), the window found as a seq range by binary search over the log.
 @Suite struct AuditEventsWindowTests {
     let now = at("2026-11-22T12:00:00Z")
 
@@ -121,15 +122,19 @@ import Testing
         for from in [now, now.adding(milliseconds: 2000), now.adding(milliseconds: 2001), now.adding(milliseconds: 99_000)] {
             let to = now.adding(milliseconds: 6000)
             let expected = all.filter { $0.at >= from && $0.at < to }.map(\.seq)
-            for limit in [1, 3, 100] {
-                var seen: [UInt64] = [], token: String?
-                repeat {
-                    let page = try l.query { try $0.audit(.all, in: TimeWindow(from: from, to: to), limit: limit, pageToken: token) }
-                    #expect(page.entries.count <= limit)
-                    seen += page.entries.map(\.seq)
-                    token = page.nextPageToken
-                } while token != nil
-                #expect(seen == expected, "from \(from.iso8601), limit \(limit)")
+            // The same through a posting list (seqs only, the window a seq range of the log).
+            let byDevice = all.filter { $0.at >= from && $0.at < to && $0.device == "iphone" }.map(\.seq)
+            for (index, expected) in [(AuditIndex.all, expected), (.device("iphone"), byDevice)] {
+                for limit in [1, 3, 100] {
+                    var seen: [UInt64] = [], token: String?
+                    repeat {
+                        let page = try l.query { try $0.audit(index, in: TimeWindow(from: from, to: to), limit: limit, pageToken: token) }
+                        #expect(page.entries.count <= limit)
+                        seen += page.entries.map(\.seq)
+                        token = page.nextPageToken
+                    } while token != nil
+                    #expect(seen == expected, "\(index) from \(from.iso8601), limit \(limit)")
+                }
             }
         }
         // The whole log, rows as the log holds them.
