@@ -82,21 +82,24 @@ extension ShadowBuild {
                 return chunk
             }
             var seen: UInt64 = 0
-            // The stores unretained (`stores` holds them): each event visits every one, and
-            // an atomic reference count per visit stalls the fold on its memory reads.
+            // The stores unretained (`stores` holds them) and the projections borrowed from a
+            // buffer: each event visits every one, and a reference count or an existential's
+            // copy per visit stalls the fold on its memory reads.
             let folding = stores.map { ($0.0, Unmanaged.passUnretained($0.1)) }
-            try reader.forEachView(from: low + 1) { view, decode in
-                for (p, ref) in folding {
-                    try ref._withUnsafeGuaranteedRef { store in
-                        guard store.checkpoint + 1 == view.seq else { return }
-                        try ProjectionRegistry.apply(view, p, store, decode: decode)
+            try folding.withUnsafeBufferPointer { folding in
+                try reader.forEachView(from: low + 1) { view, decode in
+                    for i in folding.indices {
+                        try folding[i].1._withUnsafeGuaranteedRef { store in
+                            guard store.checkpoint + 1 == view.seq else { return }
+                            try ProjectionRegistry.apply(view, folding[i].0, store, decode: decode)
+                        }
                     }
+                    seen += 1
+                    guard seen & 0x3FF == 0 else { return seen < options.batchSize && view.seq < head }
+                    if seen & 0xFFFF == 0 { report(view.seq, head, seen) }
+                    let bytes = stores.reduce(0) { $0 + $1.1.approximateBytes }
+                    return budget.hold(bytes, slot) && seen < options.batchSize && view.seq < head
                 }
-                seen += 1
-                guard seen & 0x3FF == 0 else { return seen < options.batchSize && view.seq < head }
-                if seen & 0xFFFF == 0 { report(view.seq, head, seen) }
-                let bytes = stores.reduce(0) { $0 + $1.1.approximateBytes }
-                return budget.hold(bytes, slot) && seen < options.batchSize && view.seq < head
             }
             for (_, store, _) in stores { try store.flushCache() }
             chunk.applied = seen
