@@ -25,10 +25,13 @@ enum FixturePasses {
                 var scan = 0.0, rebuild = 0.0
                 func scanned() throws { scan = try seconds { _ = try scanLog(l) } }
                 if round % 2 == 0 { try scanned() }
-                rebuild = try seconds { _ = try l.rebuild(names) }
+                // The heap above its level at the start (glibc's count), sampled at each progress report.
+                let probe = HeapProbe(total: UInt64(head))
+                rebuild = try seconds { _ = try l.rebuild(names) { probe.sample($0.checkpoint) } }
                 if round % 2 == 1 { try scanned() }
-                print(String(format: "rebuild %@: %.2f M ev/s (%.2f s); raw scan %.1f M ev/s",
-                             names?.joined(separator: "+") ?? "all", head / rebuild / 1e6, rebuild, head / scan / 1e6))
+                print(String(format: "rebuild %@: %.2f M ev/s (%.2f s); raw scan %.1f M ev/s; heap peak %.1f MB",
+                             names?.joined(separator: "+") ?? "all", head / rebuild / 1e6, rebuild, head / scan / 1e6,
+                             Double(probe.peak) / 1e6))
             }
         }
     }

@@ -18,16 +18,21 @@ struct PostingBuffer {
     private var slots: [Int32] = Array(repeating: 0, count: 64)
     /// Postings held (for the fold's memory budget).
     private(set) var count = 0
+    /// The lists' reserved bytes: an array grows by doubling, so up to twice what it holds.
+    private var reserved = 0
 
     var isEmpty: Bool { count == 0 }
 
-    /// The bytes held, roughly: what a memory budget counts.
-    var approximateBytes: Int { count * 8 + arena.count + keySpans.count * 48 }
+    /// The bytes held: what a memory budget counts. The lists' reserved capacity with each
+    /// one's header and allocation (~48 bytes), the keys, the table.
+    var approximateBytes: Int { reserved + lists.count * 48 + arena.capacity + keySpans.capacity * 24 + slots.count * 4 }
 
     /// Files a posting under `key`.
     mutating func append(_ key: UnsafeRawBufferPointer, _ seq: UInt64) {
         let i = intern(key)
+        let before = lists[i].capacity
         withUnsafeBytes(of: seq.bigEndian) { lists[i].append(contentsOf: $0) }
+        reserved += lists[i].capacity - before
         count += 1
     }
 
@@ -47,6 +52,7 @@ struct PostingBuffer {
     /// Forgets the postings but keeps the interned keys (a fold files into the same lists again).
     mutating func removeAllPostings() {
         for i in lists.indices { lists[i].removeAll(keepingCapacity: lists[i].count <= 4096) }
+        reserved = lists.reduce(0) { $0 + $1.capacity }
         count = 0
     }
 

@@ -21,8 +21,10 @@ final class ProjectionOverlay {
 
     init(digestOnly: Bool = false) { self.digestOnly = digestOnly }
 
-    /// What the overlay holds, roughly, in bytes: entries (with a map slot's overhead) and postings.
-    var approximateBytes: Int { entryBytes + entries.count * 48 + postings.approximateBytes }
+    /// What the overlay holds, roughly, in bytes: entries and postings. An entry costs its
+    /// bytes plus about 128: its map slot at the map's load (a 48-byte key, the value's
+    /// reference) and the value's own allocation.
+    var approximateBytes: Int { entryBytes + entries.count * 128 + postings.approximateBytes }
 
     func post(_ key: UnsafeRawBufferPointer, _ seq: UInt64) {
         guard digestOnly else { return postings.append(key, seq) }
