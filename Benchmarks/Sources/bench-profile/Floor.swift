@@ -19,7 +19,7 @@ enum Floor {
         let database: String
         var entries: [([UInt8], [UInt8])] = []
         var isProjection: Bool { database.hasPrefix("p/") }
-        var isPostings: Bool { database.split(separator: "#")[0].hasSuffix("/postings") }
+        var isPostings: Bool { database.split(separator: "#")[0].hasSuffix("/postings") }  // the layout before segments
     }
 
     static func run(events: Int) throws {

@@ -5,8 +5,8 @@
 public struct ActivityProjection: Projection {
     // Computed, not stored: the struct stays empty, so the fold copies it (an existential) without retaining anything.
     public var name: String { "activity" }
-    // 4: postings are seqs (8 bytes). 3: postings only; lines rendered from the log.
-    public var version: UInt32 { 4 }
+    // 5: postings stored as segments. 4: postings are seqs. 3: postings only; lines rendered from the log.
+    public var version: UInt32 { 5 }
     public var foldCost: Int { 3 }
     public var databases: [String] { [] }
     public var postings: [String] { ["timeline"] }

@@ -12,8 +12,8 @@
 public struct AuditProjection: Projection {
     // Computed, not stored: the struct stays empty, so the fold copies it (an existential) without retaining anything.
     public var name: String { "audit" }
-    // 5: postings are seqs (8 bytes): a time window is a seq range of the log. 4: no `by_time` list.
-    public var version: UInt32 { 5 }
+    // 6: postings stored as segments. 5: postings are seqs (a window is a seq range). 4: no `by_time`.
+    public var version: UInt32 { 6 }
     public var foldCost: Int { 7 }
     public var databases: [String] { ["policies"] }
     public var postings: [String] { ["by_actor", "by_device", "by_specialist", "by_surface"] }

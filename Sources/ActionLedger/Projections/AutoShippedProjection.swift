@@ -6,8 +6,8 @@
 public struct AutoShippedProjection: Projection {
     // Computed, not stored: the struct stays empty, so the fold copies it (an existential) without retaining anything.
     public var name: String { "autoshipped" }
-    // 4: postings are seqs (8 bytes). 3: postings only; records rendered from the log.
-    public var version: UInt32 { 4 }
+    // 5: postings stored as segments. 4: postings are seqs. 3: postings only; records rendered from the log.
+    public var version: UInt32 { 5 }
     public var foldCost: Int { 2 }
     public var databases: [String] { [] }
     public var postings: [String] { ["by_time", "by_person"] }

@@ -25,6 +25,7 @@ struct ProjectionMaintenance {
         for projection in registry.projections {
             let meta = try registry.meta(projection.name, in: txn)
             if let meta, meta.version == projection.version { continue }
+            try ProjectionRegistry.dropDuplicatePostings(projection, txn)
             let fresh = ProjectionMeta(version: projection.version, generation: meta?.generation ?? 0, checkpoint: 0)
             guard let store = try registry.store(for: projection, meta: fresh, in: txn) else { continue }
             try store.removeAll()

@@ -68,7 +68,7 @@ public struct ProjectionRegistry: Sendable {
         guard let db = try txn.openDatabase(full, create: !txn.isReadOnly) else { return nil }
         var postings: Database?
         if !projection.postings.isEmpty {
-            postings = try txn.openDatabase(full + "/postings", create: !txn.isReadOnly, postings: true)
+            postings = try txn.openDatabase(full + "/segments", create: !txn.isReadOnly)
             // A read-only snapshot of a store whose postings were never written: no lists yet.
             if postings == nil, !txn.isReadOnly { return nil }
         }
@@ -76,6 +76,16 @@ public struct ProjectionRegistry: Sendable {
                                generation: meta.generation, name: projection.name, checkpoint: meta.checkpoint,
                                postingDatabase: postings,
                                log: try LogDatabases.open(txn).map { LogReader(txn: txn, dbs: $0) })
+    }
+
+    /// Deletes `projection`'s posting databases of the layout before segments
+    /// (`p/NAME/GEN/postings`, sorted duplicates), both generations: a store of that layout
+    /// is rebuilt into `segments` (a version bump), and its old lists would only hold pages.
+    static func dropDuplicatePostings(_ projection: any Projection, _ txn: Transaction) throws {
+        for generation: UInt8 in 0...1 {
+            let name = ProjectionMeta.databaseName(projection.name, generation: generation) + "/postings"
+            if let db = try txn.openDatabase(name, create: false, duplicates: true) { try txn.drop(db, delete: true) }
+        }
     }
 
     /// The live stores of every projection, creating empty ones the first time.

@@ -3,18 +3,19 @@ import Foundation
 /// Posting lists: for each (family, id), the seqs of the events filed under it, in order. They are what the audit and activity listings read; the rows
 /// themselves are rendered from the log by seq when queried, so nothing here copies an event.
 ///
-/// Stored in one `MDB_DUPSORT | MDB_DUPFIXED` database per projection generation: key =
-/// family byte ‖ id (an empty id for a family with one list, e.g. every auto-ship),
-/// duplicate = seq (8, BE). Seqs only grow, so a new posting always sorts after every
-/// posting of its list; and event times never go backwards along the log, so a time window
-/// is a seq range (``LogReader/firstSeq(atOrAfter:)``) and a posting needs no time of its own. A fold files
-/// postings in memory and ``flushPostings()`` writes them, lists in key order, each list's
-/// new postings in one `MDB_MULTIPLE | MDB_APPENDDUP` put at its right edge: one search per
-/// list per fold instead of one per posting.
+/// Stored as segments in one plain database per projection generation
+/// (`p/NAME/GEN/segments`): key = family byte ‖ id ‖ 0x00 ‖ the segment's first seq (8, BE),
+/// value = the segment's seqs (8 bytes each, BE, ascending). A fold files postings in
+/// memory and ``flushPostings()`` writes each list's new postings as one segment: one entry
+/// per list per fold, whatever the number of events (a rebuild's chunk of 300 000 events
+/// writes a few hundred). Seqs only grow, so a new segment starts after the list's last
+/// one (else the fold ran out of order: `projection_stale`). Event times never go backwards
+/// along the log, so a time window is a seq range (``LogReader/firstSeq(atOrAfter:)``) and
+/// a posting needs no time of its own.
 ///
 /// Like every projection entry, postings are hashed only when a check needs it
-/// (`postingsDigest()`): `rebuild --verify` and the refold of `verify --deep` compare them
-/// with what a fold derives.
+/// (`postingsDigest()`), one term per posting whatever the segments: `rebuild --verify`
+/// and the refold of `verify --deep` compare them with what a fold derives.
 extension ProjectionStore {
     /// A posting list's order-free digest and length.
     public struct ListDigest: Sendable, Equatable {
@@ -33,7 +34,15 @@ extension ProjectionStore {
         var out = overlay?.listDigests ?? [:]
         if let postingDatabase, !memoryOnly {
             try txn.scan(postingDatabase) { k, v in
-                out[Array(k), default: ListDigest()].add(Self.postingHash(k, v))
+                guard k.count > 9, v.count % 8 == 0 else {
+                    throw LedgerError(.integrityFailure, "\(name): posting segment \(PageToken(k)) is malformed")
+                }
+                let list = UnsafeRawBufferPointer(rebasing: k.dropLast(9))
+                var digest = out[Array(list), default: ListDigest()]
+                for at in stride(from: 0, to: v.count, by: 8) {
+                    digest.add(Self.postingHash(list, UnsafeRawBufferPointer(rebasing: v[at..<at + 8])))
+                }
+                out[Array(list)] = digest
                 return true
             }
         }
@@ -75,20 +84,27 @@ extension ProjectionStore {
         pendingPostings.removeAllPostings()
     }
 
-    /// Writes `buffer`'s lists in key order, each list's postings in one
-    /// `MDB_MULTIPLE | MDB_APPENDDUP` put at its right edge.
+    /// Writes each of `buffer`'s lists as one segment, after the list's last stored one.
     func write(_ buffer: PostingBuffer, to postingDatabase: Database) throws {
         let cursor = try Cursor(txn, postingDatabase)
         defer { cursor.close() }
-        for (key, list) in buffer.sortedKeys() {
-            do {
-                try key.withUnsafeBytes { k in
-                    try buffer.lists[list].withUnsafeBytes { try cursor.putDuplicates(key: k, items: $0, size: 8, flags: .appendDuplicate) }
-                }
-            } catch let e as LMDBError where e.code == LMDBError.keyExists {
-                throw LedgerError(.projectionStale, "\(name): postings of list \(PageToken(key)) do not follow its last one")
+        for (list, index) in buffer.sortedKeys() {
+            let items = buffer.lists[index]
+            guard items.count >= 8 else { continue }
+            let first = items.withUnsafeBytes { Keys.readU64($0) }
+            let key = list + [0] + Keys.u64(first)
+            // The list's last segment at or before this one must end before it starts.
+            if let before = try cursor.seek(atLeast: key, reverse: true), Self.isSegment(before.key, of: list),
+               Keys.readU64(before.value, at: before.value.count - 8) >= first {
+                throw LedgerError(.projectionStale, "\(name): postings of list \(PageToken(list)) do not follow its last one")
             }
+            try txn.put(postingDatabase, key: key, value: items, flags: .noOverwrite)
         }
+    }
+
+    /// Whether stored key `k` is a segment of `list` (family ‖ id): the list, 0x00, a seq.
+    static func isSegment(_ k: UnsafeRawBufferPointer, of list: [UInt8]) -> Bool {
+        k.count == list.count + 9 && k[list.count] == 0 && k.prefix(list.count).elementsEqual(list)
     }
 
     /// Visits the seqs filed under `id` in family `family`, oldest first, from the first
@@ -96,24 +112,33 @@ extension ProjectionStore {
     /// the stored postings (it is newer than all of them).
     public func postings(_ family: Int, _ id: some Collection<UInt8>, from start: UInt64 = 0,
                          _ body: (UInt64) throws -> Bool) throws {
-        let key = [UInt8(family)] + Array(id)
+        let list = [UInt8(family)] + Array(id)
         try flushPostings()
         if let postingDatabase, !memoryOnly {
             let cursor = try Cursor(txn, postingDatabase)
             defer { cursor.close() }
-            var entry = try key.withUnsafeBytes { k in
-                try withUnsafeBytes(of: start.bigEndian) { try cursor.seek(key: k, atLeast: $0) }
+            // The segment holding `start`: the last one starting at or before it, else the
+            // list's first.
+            var entry = try cursor.seek(atLeast: list + [0] + Keys.u64(start), reverse: true)
+            if let found = entry {
+                if !Self.isSegment(found.key, of: list) { entry = try cursor.next() }
+            } else {
+                entry = try cursor.first()  // every key sorts after the target
             }
-            while let (_, v) = entry {
-                guard v.count == 8 else {
-                    throw LedgerError(.projectionStale, "\(name): a posting of \(v.count) bytes, not 8")
+            while let (k, v) = entry, Self.isSegment(k, of: list) {
+                guard v.count % 8 == 0, v.count > 0 else {
+                    throw LedgerError(.projectionStale, "\(name): a posting segment of \(v.count) bytes")
                 }
-                guard try body(Keys.readU64(v)) else { return }
-                entry = try cursor.nextDuplicate()
+                for at in stride(from: 0, to: v.count, by: 8) {
+                    let seq = Keys.readU64(v, at: at)
+                    guard seq >= start else { continue }
+                    guard try body(seq) else { return }
+                }
+                entry = try cursor.next()
             }
         }
         guard let buffer = overlay?.postings else { return }
-        let replayed = key.withUnsafeBytes { buffer.postings($0) }
+        let replayed = list.withUnsafeBytes { buffer.postings($0) }
         try replayed.withUnsafeBytes { all in
             for at in stride(from: 0, to: all.count, by: 8) {
                 let seq = Keys.readU64(UnsafeRawBufferPointer(rebasing: all[at..<at + 8]))

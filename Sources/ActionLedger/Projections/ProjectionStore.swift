@@ -6,7 +6,7 @@
 /// it touched, and each touched tree costs its own branch pages and catalogue record, so one
 /// tree per projection (rather than one per index) keeps a durable commit's writes small.
 ///
-/// Posting lists (``Projection/postings``) live beside it, in `p/NAME/GEN/postings`: see
+/// Posting lists (``Projection/postings``) live beside it, in `p/NAME/GEN/segments`: see
 /// `ProjectionStore+Postings.swift`. They hold pointers (time ‖ seq) only.
 ///
 /// ``stateDigest()`` is a multiset hash of the whole state, computed when a check needs
@@ -34,7 +34,7 @@ public final class ProjectionStore {
     /// A fold of the whole log in memory (`rebuild --verify`, the refold): the overlay over
     /// nothing — the stored entries are not read.
     let memoryOnly: Bool
-    /// The posting lists' database (`MDB_DUPSORT | MDB_DUPFIXED`); nil for a projection without any.
+    /// The posting lists' segments (`p/NAME/GEN/segments`); nil for a projection without any.
     let postingDatabase: Database?
     /// The log, for folds that describe an event by its action's proposal.
     var log: LogReader?

@@ -16,8 +16,4 @@ public struct PutFlags: OptionSet, Sendable {
     /// (`MDB_NOOVERWRITE`).
     public static let noOverwrite = PutFlags(rawValue: UInt32(MDB_NOOVERWRITE))
 
-    /// In a posting database: the duplicate sorts after every duplicate of its key, so
-    /// LMDB adds it at the right edge of that key's list (`MDB_APPENDDUP`); one that does
-    /// not is refused with ``LMDBError/keyExists``.
-    public static let appendDuplicate = PutFlags(rawValue: UInt32(MDB_APPENDDUP))
 }

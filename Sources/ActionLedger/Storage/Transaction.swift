@@ -38,14 +38,15 @@ public final class Transaction {
 
     /// Opens a named database; in a write transaction, creates it when missing.
     /// Returns nil when it does not exist and cannot be created here.
-    /// With `postings`, the database keeps sorted, fixed-size duplicates under each key
-    /// (`MDB_DUPSORT | MDB_DUPFIXED`): posting lists (see ``PutFlags/appendDuplicate``).
-    public func openDatabase(_ name: String, create: Bool = true, postings: Bool = false) throws -> Database? {
+    /// With `duplicates`, the database keeps sorted, fixed-size duplicates under each key
+    /// (`MDB_DUPSORT | MDB_DUPFIXED`): the posting lists of the layout before segments,
+    /// opened only to be dropped.
+    public func openDatabase(_ name: String, create: Bool = true, duplicates: Bool = false) throws -> Database? {
         // Cached handles skip mdb_dbi_open (and its C-string conversion) on every transaction.
         if let cached = environment.handles[name] { return cached }
         var dbi: MDB_dbi = 0
         var flags = (create && !isReadOnly) ? UInt32(MDB_CREATE) : 0
-        if postings { flags |= UInt32(MDB_DUPSORT | MDB_DUPFIXED) }
+        if duplicates { flags |= UInt32(MDB_DUPSORT | MDB_DUPFIXED) }
         let rc = mdb_dbi_open(txn, name, flags, &dbi)
         if rc == LMDBError.notFound { return nil }
         try check(rc, "mdb_dbi_open(\(name))")

@@ -140,7 +140,7 @@ func liveMetas(_ l: Ledger) throws -> [String: ProjectionMeta] {
         let meta = try liveMetas(l)["audit"]!
         try l.environment.write { txn in
             let store = try l.registry.store(for: AuditProjection(), meta: meta, in: txn)!
-            try txn.put(store.postingDatabase!, key: [UInt8(AuditProjection.byActor)] + Array("mallory".utf8),
+            try txn.put(store.postingDatabase!, key: [UInt8(AuditProjection.byActor)] + Array("mallory".utf8) + [0] + Keys.u64(7),
                         value: Keys.u64(7))
         }
         let results = try l.rebuild(["audit", "today"], options: RebuildOptions(verify: true))
