@@ -7,7 +7,7 @@
 /// tree per projection (rather than one per index) keeps a durable commit's writes small.
 ///
 /// Posting lists (``Projection/postings``) live beside it, in `p/NAME/GEN/segments`: see
-/// `ProjectionStore+Postings.swift`. They hold pointers (time ‖ seq) only.
+/// `ProjectionStore+Postings.swift`. They hold pointers (seqs) only.
 ///
 /// ``stateDigest()`` is a multiset hash of the whole state, computed when a check needs
 /// it (never on the write path): the lane-wise sum of SHA-256(db index ‖ key length ‖ key ‖
@@ -43,8 +43,8 @@ public final class ProjectionStore {
     /// The policies a fold read (Today's, per org), kept for the store's life: a fold's
     /// writes go through this store, so it sees every change.
     var policies: [String: PolicyDocument] = [:]
-    /// Postings filed by this fold and not yet written, by family ‖ id: written sorted, one
-    /// `MDB_MULTIPLE` put per list, by ``flushPostings()`` (see `ProjectionStore+Postings.swift`).
+    /// Postings filed by this fold and not yet written, by family ‖ id: written as one
+    /// segment per list by ``flushPostings()`` (see `ProjectionStore+Postings.swift`).
     var pendingPostings = PostingBuffer()
     /// A projection's typed state for the fold under way (Today's pending actions), written
     /// back by ``flushCache()`` before anything reads the store.

@@ -127,8 +127,16 @@ final class TodayCache: FoldCache {
 
     /// A decision or expiry: the action leaves the feed.
     func remove(_ id: IdKey, _ type: EventType, _ store: ProjectionStore) throws {
-        let p = try slots.removeValue(forKey: id) ?? stored(id, type, store)
-        if p.isStored { removed[id] = known[p.known].item.feedKey }
+        if let p = slots.removeValue(forKey: id) {
+            if p.isStored { removed[id] = known[p.known].item.feedKey }
+            return
+        }
+        // Untouched by this fold (a decision on an action proposed before it: every tap
+        // group's case): only the stored item's feed key is needed, not its feed entry.
+        guard removed[id] == nil,
+              let key = try store.withStoredValue(TodayProjection.items, key: bytes(id), { try TodayProjection.Item(decoding: $0).feedKey })
+        else { throw LedgerError(.projectionStale, "\(type.name) for action \(text(id)), which is not pending") }
+        removed[id] = key
     }
 
     /// The pending state of `id` as the store holds it (the fold has not touched it yet).
