@@ -86,7 +86,6 @@ public struct TodayProjection: Projection {
             edits = Int(try r.varint())
         }
 
-
         var feedKey: [UInt8] {
             var k = KeyBuilder()
             k.id(person)
@@ -96,7 +95,6 @@ public struct TodayProjection: Projection {
             return k.bytes
         }
     }
-
 
     /// Reads, in place, the action id of an event the fold changes an item for.
     private func itemId(_ v: EventView, _ cache: TodayCache) throws -> IdKey {
