@@ -3,7 +3,7 @@ import CMallocInfo
 /// Tracks the heap in use (glibc `mallinfo2()`: `uordblks` plus `hblkhd`, the blocks malloc
 /// took with mmap, such as a rebuild's 256 KiB digest chunks; not the LMDB map's file
 /// pages) while a streaming workload runs: the peak above the starting level, both over
-/// the first tenth of the work and over all of it. A workload whose heap is flat in the
+/// the first half of the work and over all of it. A workload whose heap is flat in the
 /// number of events shows the same peak for both.
 public final class HeapProbe {
     private let start: Int
@@ -17,9 +17,9 @@ public final class HeapProbe {
     }
 
     /// Samples the heap at progress `done` (events processed so far).
-    public func sample(_ done: UInt64) { sample(early: done <= total / 10) }
+    public func sample(_ done: UInt64) { sample(early: done <= total / 2) }
 
-    /// Samples the heap; `early` while within the first tenth of the work.
+    /// Samples the heap; `early` while within the first half of the work.
     public func sample(early: Bool) {
         let grown = max(0, HeapProbe.inUse() - start)
         peak = max(peak, grown)
