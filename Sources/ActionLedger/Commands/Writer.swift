@@ -205,11 +205,12 @@ final class Writer: @unchecked Sendable {
     /// load the callers split into two halves taking turns, each paying a commit (and an
     /// fsync) of its own. So after a group of `size` jobs the next transaction may take
     /// jobs that arrive while it runs (``takeJoining(_:have:)``) until it holds as many, for
-    /// at most as long as that group's commit took (at most 1 ms), the wait spent running
-    /// the jobs already there: callers that verify a signature first come back late, and a
-    /// quarter of a commit's time proved too short for them (Benchmarks/README.md, fifth
-    /// pass). Only with the queue empty does the thread wait idle here, for the first of
-    /// them. A lone caller never waits (it leads its own transaction), nor does a group of one.
+    /// at most as long as that group's commit took, the wait spent running the jobs already
+    /// there. The commit's own duration is the natural bound: waiting longer costs more than
+    /// the commit a latecomer would otherwise pay, and callers that verify a signature first
+    /// come back late. The cap keeps a slow disk from holding a group open for long. Only
+    /// with the queue empty does the thread wait idle here, for the first of them. A lone
+    /// caller never waits (it leads its own transaction), nor does a group of one.
     private func gather(after size: Int, took: UInt64) -> Joining? {
         guard size > 1, !stopped else { return nil }
         let joining = Joining(target: size, deadline: .now() + .nanoseconds(Int(min(took, 1_000_000))))

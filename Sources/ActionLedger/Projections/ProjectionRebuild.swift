@@ -7,8 +7,8 @@ public struct RebuildOptions: Sendable {
     public var verify = false
     /// Events folded per chunk at most. A chunk is folded in memory in a read snapshot (no
     /// writer waits on it) and written in one write transaction. The memory budget is what
-    /// bounds a chunk; this bounds the work a killed rebuild redoes (4M events: about two
-    /// seconds of folding). Each chunk more costs a durable commit.
+    /// bounds a chunk's size; this bounds the work a killed rebuild redoes, while keeping
+    /// chunks few, since each costs a durable commit.
     public var batchSize = 4_000_000
     /// Bytes a chunk's in-memory state may reach before it is written: bounds the heap,
     /// whatever the log's length, and how long one chunk's write holds the writer.

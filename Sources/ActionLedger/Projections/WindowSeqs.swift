@@ -1,7 +1,7 @@
 extension LogReader {
     /// The first seq whose event is at or after `time` (the head's seq + 1 when none). Event
     /// times never go backwards along the log (``AppendSession`` refuses one older than the
-    /// head), so a binary search by seq finds it: about 20 reads at 1M events.
+    /// head), so a binary search by seq finds it in log₂(head) reads.
     func firstSeq(atOrAfter time: Timestamp) throws -> UInt64 {
         var low: UInt64 = 1, high = try head().seq + 1
         while low < high {
