@@ -197,6 +197,11 @@ final class Writer: @unchecked Sendable {
     struct Joining {
         let target: Int
         let deadline: DispatchTime
+
+        /// The deadline as `NSCondition.wait(until:)` takes it.
+        var date: Date {
+            Date(timeIntervalSinceNow: Double(Int64(deadline.uptimeNanoseconds) - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9)
+        }
     }
 
     /// Group commit's gathering (`condition` locked). The callers of a group of several
@@ -217,8 +222,7 @@ final class Writer: @unchecked Sendable {
         if pending.isEmpty {
             gathering = 1
             while pending.isEmpty && !stopped {
-                if condition.wait(until: Date(timeIntervalSinceNow: Double(Int64(joining.deadline.uptimeNanoseconds)
-                    - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9)) == false { break }
+                if !condition.wait(until: joining.date) { break }
             }
             gathering = 0
         }
@@ -240,8 +244,7 @@ final class Writer: @unchecked Sendable {
             }
             guard have < joining.target, room > 0, pending.isEmpty, !stopped, DispatchTime.now() < joining.deadline else { return nil }
             gathering = 1
-            let left = Double(Int64(joining.deadline.uptimeNanoseconds) - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9
-            let signalled = condition.wait(until: Date(timeIntervalSinceNow: left))
+            let signalled = condition.wait(until: joining.date)
             gathering = 0
             if !signalled && pending.isEmpty { return nil }
         }

@@ -11,7 +11,7 @@ struct IdKey: Hashable {
     init(_ b: UnsafeRawBufferPointer) {
         if b.count <= 32 {
             count = b.count
-            if count > 0 { withUnsafeMutableBytes(of: &words) { $0.baseAddress!.copyMemory(from: b.baseAddress!, byteCount: b.count) } }
+            words = fourWords(b)
         } else {
             count = -b.count
             let digest = Digest.sha256(b)
@@ -63,4 +63,25 @@ func wordHash(seed: Int, count: Int, _ words: (UInt64, UInt64, UInt64, UInt64), 
     }
     h = (h ^ (h >> 32)) &* 0xD6E8_FEB8_6659_FD93
     return Int(bitPattern: UInt(h ^ (h >> 32)))
+}
+
+/// Up to 32 bytes as four words, zero-padded: how ``ByteKey``, ``IdKey`` and posting lists
+/// hold and hash short keys.
+@inline(__always)
+func fourWords(_ b: UnsafeRawBufferPointer) -> (UInt64, UInt64, UInt64, UInt64) {
+    precondition(b.count <= 32, "four words hold 32 bytes")
+    var w: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    // Whole words loaded unaligned, the rest bytewise: no call to memcpy for a few bytes.
+    withUnsafeMutableBytes(of: &w) { out in
+        var i = 0
+        while i + 8 <= b.count {
+            out.storeBytes(of: b.loadUnaligned(fromByteOffset: i, as: UInt64.self), toByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < b.count {
+            out[i] = b[i]
+            i += 1
+        }
+    }
+    return w
 }

@@ -69,21 +69,7 @@ struct PostingBuffer {
             for b in key { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
             return h
         }
-        // The key's words, zero-padded: whole words loaded unaligned, the last one bytewise.
-        var w: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &w) { out in
-            let whole = key.count & ~7
-            var i = 0
-            while i < whole {
-                out.storeBytes(of: key.loadUnaligned(fromByteOffset: i, as: UInt64.self), toByteOffset: i, as: UInt64.self)
-                i += 8
-            }
-            while i < key.count {
-                out[i] = key[i]
-                i += 1
-            }
-        }
-        return UInt64(bitPattern: Int64(wordHash(seed: 0, count: key.count, w, wide: key.count > 16)))
+        return UInt64(bitPattern: Int64(wordHash(seed: 0, count: key.count, fourWords(key), wide: key.count > 16)))
     }
 
     /// The slot holding `key`'s list, or the empty slot where it would go.

@@ -168,7 +168,7 @@ struct ByteKey: Hashable {
     init(_ b: UnsafeRawBufferPointer) {
         count = b.count
         if count <= 32 {
-            if count > 0 { withUnsafeMutableBytes(of: &words) { $0.baseAddress!.copyMemory(from: b.baseAddress!, byteCount: count) } }
+            words = fourWords(b)
         } else {
             heap = Array(b)
         }

@@ -1,14 +1,14 @@
 import Foundation
 
-/// Posting lists: for each (family, id), the seqs of the events filed under it, in order. They are what the audit and activity listings read; the rows
-/// themselves are rendered from the log by seq when queried, so nothing here copies an event.
+/// Posting lists: for each (family, id), the seqs of the events filed under it, in order.
+/// They are what the audit and activity listings read; the rows themselves are rendered
+/// from the log by seq when queried, so nothing here copies an event.
 ///
 /// Stored as segments in one plain database per projection generation
 /// (`p/NAME/GEN/segments`): key = family byte ‖ id ‖ 0x00 ‖ the segment's first seq (8, BE),
 /// value = the segment's seqs (8 bytes each, BE, ascending). A fold files postings in
 /// memory and ``flushPostings()`` writes each list's new postings as one segment: one entry
-/// per list per fold, whatever the number of events (a rebuild's chunk of 300 000 events
-/// writes a few hundred). Seqs only grow, so a new segment starts after the list's last
+/// per list per fold, whatever the number of events it folded. Seqs only grow, so a new segment starts after the list's last
 /// one (else the fold ran out of order: `projection_stale`). Event times never go backwards
 /// along the log, so a time window is a seq range (``LogReader/firstSeq(atOrAfter:)``) and
 /// a posting needs no time of its own.
@@ -39,9 +39,7 @@ extension ProjectionStore {
                 }
                 let list = UnsafeRawBufferPointer(rebasing: k.dropLast(9))
                 var digest = out[Array(list), default: ListDigest()]
-                for at in stride(from: 0, to: v.count, by: 8) {
-                    digest.add(Self.postingHash(list, UnsafeRawBufferPointer(rebasing: v[at..<at + 8])))
-                }
+                Self.forEachPosting(v) { digest.add(Self.postingHash(list, $0)); return true }
                 out[Array(list)] = digest
                 return true
             }
@@ -50,9 +48,7 @@ extension ProjectionStore {
             for (k, list) in buffer.sortedKeys() {
                 k.withUnsafeBytes { kb in
                     buffer.lists[list].withUnsafeBytes { all in
-                        for at in stride(from: 0, to: all.count, by: 8) {
-                            out[k, default: ListDigest()].add(Self.postingHash(kb, UnsafeRawBufferPointer(rebasing: all[at..<at + 8])))
-                        }
+                        Self.forEachPosting(all) { out[k, default: ListDigest()].add(Self.postingHash(kb, $0)); return true }
                     }
                 }
             }
@@ -102,6 +98,16 @@ extension ProjectionStore {
         }
     }
 
+    /// Visits the 8-byte postings of a segment (or a fold's buffered list) in order, each
+    /// as its bytes; false when `body` stopped it.
+    @discardableResult
+    static func forEachPosting(_ b: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Bool) rethrows -> Bool {
+        for at in stride(from: 0, to: b.count - b.count % 8, by: 8) {
+            guard try body(UnsafeRawBufferPointer(rebasing: b[at..<at + 8])) else { return false }
+        }
+        return true
+    }
+
     /// Whether stored key `k` is a segment of `list` (family ‖ id): the list, 0x00, a seq.
     static func isSegment(_ k: UnsafeRawBufferPointer, of list: [UInt8]) -> Bool {
         k.count == list.count + 9 && k[list.count] == 0 && k.prefix(list.count).elementsEqual(list)
@@ -129,22 +135,14 @@ extension ProjectionStore {
                 guard v.count % 8 == 0, v.count > 0 else {
                     throw LedgerError(.projectionStale, "\(name): a posting segment of \(v.count) bytes")
                 }
-                for at in stride(from: 0, to: v.count, by: 8) {
-                    let seq = Keys.readU64(v, at: at)
-                    guard seq >= start else { continue }
-                    guard try body(seq) else { return }
-                }
+                guard try Self.forEachPosting(v, { try Keys.readU64($0) < start || body(Keys.readU64($0)) }) else { return }
                 entry = try cursor.next()
             }
         }
         guard let buffer = overlay?.postings else { return }
         let replayed = list.withUnsafeBytes { buffer.postings($0) }
-        try replayed.withUnsafeBytes { all in
-            for at in stride(from: 0, to: all.count, by: 8) {
-                let seq = Keys.readU64(UnsafeRawBufferPointer(rebasing: all[at..<at + 8]))
-                guard seq >= start else { continue }
-                guard try body(seq) else { return }
-            }
+        _ = try replayed.withUnsafeBytes { all in
+            try Self.forEachPosting(all) { try Keys.readU64($0) < start || body(Keys.readU64($0)) }
         }
     }
 

@@ -15,5 +15,4 @@ public struct PutFlags: OptionSet, Sendable {
     /// An existing key is refused with ``LMDBError/keyExists`` instead of being replaced
     /// (`MDB_NOOVERWRITE`).
     public static let noOverwrite = PutFlags(rawValue: UInt32(MDB_NOOVERWRITE))
-
 }
