@@ -113,17 +113,17 @@ enum CommandHandler {
 
         switch request.command {
         case .propose(let input):
-            if try reader.actionState(input.actionId) != nil {
+            if try reader.hasAction(input.actionId) {
                 throw LedgerError(.duplicateAction, "action \(input.actionId) was already proposed",
                                   details: ["action_id": .string(input.actionId)])
             }
-            try requireOrg(input.org, of: input.person, reader)
+            try requireOrg(input.org, of: input.person, boundTo: try session.personOrg(input.person))
             let policy = try session.policy(org: input.org)
             var proposal = input.proposal
             proposal.pinned = Policy.pin(proposal, under: policy)
             try append(actor: "specialist:\(input.proposal.specialist.name)", device: nil, org: input.org,
                        person: input.person, actionId: input.actionId, .proposed(proposal))
-            let today = try reader.autoShipped(person: input.person, day: now.utcDay)
+            let today = try session.autoShipped(person: input.person, day: now.utcDay)
             if let rule = Policy.autoShipRule(for: input.proposal, policy: policy, autoShippedToday: today) {
                 try append(actor: Event.systemPolicyActor, device: nil, org: input.org, person: input.person,
                            actionId: input.actionId,
@@ -280,8 +280,9 @@ extension CommandHandler {
     }
 
     /// A person belongs to one org: the first event naming the person with an org binds it.
-    static func requireOrg(_ org: String, of person: String, _ reader: LogReader) throws {
-        guard let bound = try reader.personOrg(person), bound != org else { return }
+    /// - parameter bound: the org `person` is bound to, if any.
+    static func requireOrg(_ org: String, of person: String, boundTo bound: String?) throws {
+        guard let bound, bound != org else { return }
         throw LedgerError(.orgMismatch, "person \(person) cannot be bound to org \(org): a person belongs to one org",
                           details: ["person": .string(person), "org": .string(org)])
     }

@@ -9,7 +9,7 @@ enum DeviceLinking {
         guard let org = given.isEmpty ? try reader.personOrg(person) : given else {
             throw LedgerError(.invalidInput, "person \(person) has no org yet: give --org", details: ["field": "org"])
         }
-        try CommandHandler.requireOrg(org, of: person, reader)
+        try CommandHandler.requireOrg(org, of: person, boundTo: try reader.personOrg(person))
         for (name, v) in [("device", deviceId), ("person", person), ("org", org)] {
             if let p = FieldReader.identifierProblem(v) { throw LedgerError(.invalidInput, "\(name) \(p)") }
         }

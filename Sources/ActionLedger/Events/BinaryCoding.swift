@@ -6,6 +6,12 @@ struct BinaryWriter {
 
     init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
+    /// Starts with `count` zero bytes, for a prefix filled in once the rest is written.
+    init(reserving count: Int) {
+        bytes = [UInt8](repeating: 0, count: count)
+        bytes.reserveCapacity(count + 480)  // most events fit: a proposal is ~340 bytes
+    }
+
     mutating func u8(_ v: UInt8) { bytes.append(v) }
 
     mutating func fixed64(_ v: UInt64) {

@@ -4,6 +4,9 @@ import Crypto
 public struct Digest: Hashable, Sendable, CustomStringConvertible {
     var w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64
 
+    /// A digest's length in bytes.
+    static let byteCount = 32
+
     /// All zero bytes: the chain's starting point ("previous hash" of event 1).
     public static let zero = Digest(w0: 0, w1: 0, w2: 0, w3: 0)
 

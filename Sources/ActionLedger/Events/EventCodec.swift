@@ -9,7 +9,13 @@ public enum EventCodec {
 
     /// Encodes `event` canonically.
     public static func encode(_ event: Event) -> [UInt8] {
-        var w = BinaryWriter()
+        encode(event, after: 0)
+    }
+
+    /// `event`'s canonical bytes after `reserved` zero bytes (room for the chain hash the
+    /// log stores before them).
+    static func encode(_ event: Event, after reserved: Int) -> [UInt8] {
+        var w = BinaryWriter(reserving: reserved)
         w.u8(formatVersion)
         w.u8(event.type.rawValue)
         w.u8(event.schemaVersion)

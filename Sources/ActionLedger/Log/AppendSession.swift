@@ -23,6 +23,16 @@ final class AppendSession {
     /// or three times. Emptied whenever a `policy.set` is appended or a nested transaction
     /// rolls back, so it never outlives the state it was read from.
     private var policies: [String: PolicyDocument] = [:]
+    /// Read-through caches of two `meta`/`autoship_days` records every proposal reads and
+    /// its indexing may write: person → bound org (nil: unbound), and (person, day) → the
+    /// day's auto-ship count. Kept in step by ``index(_:)``, emptied with ``policies``.
+    private var personOrgs: [String: String?] = [:]
+    private var autoShipCounts: [AutoShipDay: Int] = [:]
+
+    private struct AutoShipDay: Hashable {
+        let person: String
+        let day: Int64
+    }
 
     var reader: LogReader { LogReader(txn: txn, dbs: dbs) }
 
@@ -51,6 +61,8 @@ final class AppendSession {
             head = saved
             headAt = savedAt
             policies.removeAll()
+            personOrgs.removeAll()
+            autoShipCounts.removeAll()
             if let savedCount, appended != nil { appended!.removeSubrange(savedCount...) }
             throw error
         }
@@ -84,17 +96,16 @@ final class AppendSession {
             throw LedgerError(.invalidInput, "seq \(event.seq): time \(event.at.iso8601) is before the previous event's "
                 + "\(before.iso8601); event times never go backwards", details: ["seq": .number(Double(event.seq)), "field": "at"])
         }
-        let bytes = EventCodec.encode(event)
-        let hash = bytes.withUnsafeBytes { Digest.sha256(head.hash, $0) }
+        // The stored value is the chain hash, then the event's bytes: encoded after 32 bytes
+        // left for the hash, so the value is built in one buffer.
+        var value = EventCodec.encode(event, after: Digest.byteCount)
+        let hash = value.withUnsafeBytes { Digest.sha256(head.hash, UnsafeRawBufferPointer(rebasing: $0[Digest.byteCount...])) }
         if let expectedHash, expectedHash != hash {
             throw LedgerError(.integrityFailure, "seq \(event.seq): hash \(expectedHash.hex) does not chain; "
                 + "computed \(hash.hex)", details: ["seq": .number(Double(event.seq))])
         }
         writes += 1
-        var value = [UInt8]()
-        value.reserveCapacity(32 + bytes.count)
-        hash.withBytes { value.append(contentsOf: $0) }
-        value.append(contentsOf: bytes)
+        hash.withBytes { h in value.withUnsafeMutableBytes { $0.copyMemory(from: h) } }
         // Appended: seqs only ever grow; never overwritten: an existing seq is never replaced.
         try txn.put(dbs.events, key: Keys.u64(event.seq), value: value, flags: [.append, .noOverwrite])
         try index(event)
@@ -112,6 +123,23 @@ final class AppendSession {
         let p = try reader.policy(org: org)
         policies[org] = p
         return p
+    }
+
+    /// The org `person` is bound to (``LogReader/personOrg(_:)``), read once per transaction.
+    func personOrg(_ person: String) throws -> String? {
+        if let known = personOrgs[person] { return known }
+        let org = try reader.personOrg(person)
+        personOrgs[person] = .some(org)
+        return org
+    }
+
+    /// `person`'s auto-ships on `day` (``LogReader/autoShipped(person:day:)``), read once per transaction.
+    func autoShipped(person: String, day: Int64) throws -> Int {
+        let key = AutoShipDay(person: person, day: day)
+        if let n = autoShipCounts[key] { return n }
+        let n = try reader.autoShipped(person: person, day: day)
+        autoShipCounts[key] = n
+        return n
     }
 
     /// The time of the log's last event (nil for an empty log), read once per transaction
@@ -153,8 +181,9 @@ final class AppendSession {
             try dbs.meta.put(txn, key: MetaKey.policy(org: event.org), value: Keys.u64(event.seq))
         case .autoShipped:
             let key = Keys.composite(event.person, UInt64(bitPattern: event.at.utcDay))
-            let n = UInt64(try reader.autoShipped(person: event.person, day: event.at.utcDay))
-            try dbs.autoShipDays.put(txn, key: key, value: Keys.u64(n + 1))
+            let n = try autoShipped(person: event.person, day: event.at.utcDay)
+            try dbs.autoShipDays.put(txn, key: key, value: Keys.u64(UInt64(n + 1)))
+            autoShipCounts[AutoShipDay(person: event.person, day: event.at.utcDay)] = n + 1
         default:
             break
         }
@@ -162,9 +191,9 @@ final class AppendSession {
 
     /// The first event naming a person with an org binds the person to it (rules version 2).
     private func bindPerson(_ event: Event) throws {
-        let key = MetaKey.person(event.person)
-        guard try dbs.meta.withValue(txn, key: key, { _ in true }) == nil else { return }
-        try dbs.meta.put(txn, key: key, value: Array(event.org.utf8))
+        guard try personOrg(event.person) == nil else { return }
+        try dbs.meta.put(txn, key: MetaKey.person(event.person), value: Array(event.org.utf8))
+        personOrgs[event.person] = .some(event.org)
     }
 
     /// Records that `commandId` appended `count` events from `first`.

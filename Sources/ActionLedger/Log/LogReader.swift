@@ -117,6 +117,18 @@ public struct LogReader {
         return out
     }
 
+    /// Whether `actionId` was proposed: its `action_seqs` prefix exists. A proposal's
+    /// duplicate check needs no more than this, not the stream decoded.
+    public func hasAction(_ actionId: String) throws -> Bool {
+        let prefix = Keys.prefix(actionId)
+        var found = false
+        try dbs.actionSeqs.scan(txn, from: prefix) { k, _ in
+            found = k.starts(with: prefix)
+            return false
+        }
+        return found
+    }
+
     /// Every event of one action, in order.
     /// - throws: `corrupt_event` naming the `action_seqs` entry and the event when an entry
     ///   points to no event, to an event of another action, or to one whose type cannot stand
