@@ -127,6 +127,31 @@ import Testing
         #expect(try l.query { try $0.today(TodayQuery(person: "quinn", now: t0)) }.items.map(\.actionId) == ["m1"])
     }
 
+    /// A transaction reads a device's state once (AppendSession.deviceState); a device
+    /// linked or revoked by a command earlier in the same group is judged as it now stands.
+    @Test func aGroupJudgesDevicesAsItsEarlierCommandsLeftThem() throws {
+        let t = try TempLedger()
+        let l = t.ledger!
+        try l.link("iphone")
+        try l.execute(batch: ["b1", "b2", "b3"].map { CommandRequest(.propose(proposal($0, stakes: .low)), now: t0) })
+        let approve = { (id: String, device: String) in CommandRequest(.tap(.approve, actionId: id, device: device), now: t0) }
+        let r = try l.execute(group: [
+            approve("b1", "iphone"),
+            CommandRequest(.revokeDevice(device: "iphone", reason: "lost"), now: t0),
+            approve("b2", "iphone"),
+            approve("b3", "laptop"),
+            CommandRequest(.linkDevice(device: "laptop", person: "quinn", org: "quinn-co", label: "laptop", platform: .web), now: t0),
+            approve("b3", "laptop"),
+        ])
+        #expect((try? r[0].get())?.action?.status == .approved)
+        #expect(code(r[2]) == .deviceRevoked)
+        #expect(code(r[3]) == .unknownDevice)
+        let last = try #require(try r[5].get())
+        #expect(last.events.first?.event.device == "laptop" && last.action?.status == .approved)
+        #expect(try l.read { try $0.actionState("b2") }?.status == .pending)
+        try l.verifyProjections()
+    }
+
     /// A group of several commands does not fold (its callers wait for no fold): the
     /// projections trail until the writer thread finds its queue empty and folds them in a
     /// transaction of its own. Queries answer at the head all along.

@@ -103,7 +103,7 @@ enum CommandHandler {
         }
         // Dismiss, edit, hold: proof, then the policy's checks, then the signed content.
         func change(_ step: Statement.Step, _ s: ActionState, _ deviceId: String) throws -> SignedProof? {
-            let device = try reader.deviceState(deviceId)
+            let device = try session.deviceState(deviceId)
             let proof = try gate(s, device)
             try Policy.judgeChange(step, on: s, device: device, deviceId: deviceId, proof: .of(proof, userVerified: false),
                                    policy: try session.policy(org: s.org), now: now)
@@ -134,7 +134,7 @@ enum CommandHandler {
 
         case .tap(let step, let id, let deviceId, let userVerified, let seen):
             let s = try action(id)
-            let device = try reader.deviceState(deviceId)
+            let device = try session.deviceState(deviceId)
             let proof = try gate(s, device)
             if let payload = try tapPayload(step, s, device, deviceId, userVerified: userVerified, seen: seen, proof: proof,
                                             policy: try session.policy(org: s.org), now: now) {

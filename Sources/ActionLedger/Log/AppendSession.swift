@@ -28,6 +28,9 @@ final class AppendSession {
     /// day's auto-ship count. Kept in step by ``index(_:)``, emptied with ``policies``.
     private var personOrgs: [String: String?] = [:]
     private var autoShipCounts: [AutoShipDay: Int] = [:]
+    /// Devices' states read in this transaction: a group's taps mostly come from a few
+    /// devices. A device event appended here drops its device's entry.
+    private var devices: [String: DeviceState?] = [:]
 
     private struct AutoShipDay: Hashable {
         let person: String
@@ -63,6 +66,7 @@ final class AppendSession {
             policies.removeAll()
             personOrgs.removeAll()
             autoShipCounts.removeAll()
+            devices.removeAll()
             if let savedCount, appended != nil { appended!.removeSubrange(savedCount...) }
             throw error
         }
@@ -133,6 +137,14 @@ final class AppendSession {
         return org
     }
 
+    /// The device's state (``LogReader/deviceState(_:)``), read once per transaction.
+    func deviceState(_ id: String) throws -> DeviceState? {
+        if let known = devices[id] { return known }
+        let state = try reader.deviceState(id)
+        devices[id] = .some(state)
+        return state
+    }
+
     /// `person`'s auto-ships on `day` (``LogReader/autoShipped(person:day:)``), read once per transaction.
     func autoShipped(person: String, day: Int64) throws -> Int {
         let key = AutoShipDay(person: person, day: day)
@@ -160,13 +172,16 @@ final class AppendSession {
         switch event.payload {
         case .deviceLinked(let d):
             try dbs.deviceSeqs.put(txn, key: Keys.composite(d.device, event.seq), value: empty)
+            devices[d.device] = nil
             try bindPerson(event)
         case .proposed:
             try bindPerson(event)
         case .deviceRevoked(let d):
             try dbs.deviceSeqs.put(txn, key: Keys.composite(d.device, event.seq), value: empty)
+            devices[d.device] = nil
         case .deviceKeyRotated(let k):
             try dbs.deviceSeqs.put(txn, key: Keys.composite(k.device, event.seq), value: empty)
+            devices[k.device] = nil
         case .relyingParty:
             try dbs.meta.put(txn, key: MetaKey.relyingParty, value: Keys.u64(event.seq))
         case .tapRefused:

@@ -29,10 +29,15 @@ public struct DevicesProjection: Projection {
                 $0.revokeReason = d.reason
             }
         case .reviewed, .confirmed, .approved, .dismissed, .held, .edited:
+            // Through the fold's cache, as a tap read in place is: a group's taps from one
+            // device read and write its record once.
             guard let device = event.device else { return }
-            try update(event.person, device, store) {
-                if $0.lastSeen.map({ $0 < event.at }) ?? true { $0.lastSeen = event.at }
-                $0.taps += 1
+            let at = event.at
+            try Self.key(event.person, device).withUnsafeBytes { k in
+                try Self.cache(store).update(k, store) {
+                    if $0.lastSeen.map({ $0 < at }) ?? true { $0.lastSeen = at }
+                    $0.taps += 1
+                }
             }
         default:
             break
