@@ -99,13 +99,15 @@ func streamingBenchmark(_ name: String, readOnly: Bool, scan: Bool = false, pass
     }
 }
 
-/// Rebuild from seq 1 into shadow databases, then the swap (durable batches of 10 000
-/// events, the engine's default): of every projection (`names` nil) or of the named ones,
-/// each beside a raw scan of the log.
-func rebuild(_ name: String, _ names: [String]?) {
+/// Rebuild from seq 1 into shadow databases, then the swap (the engine's default chunks
+/// and memory budget unless `memoryMiB` is given): of every projection (`names` nil) or of
+/// the named ones, each beside a raw scan of the log.
+func rebuild(_ name: String, _ names: [String]?, memoryMiB: Int? = nil) {
     streamingBenchmark(name, readOnly: false, scan: true) { l in
         let probe = HeapProbe(total: try l.read { try $0.head().seq })
-        let results = try l.rebuild(names) { progress in probe.sample(progress.checkpoint) }
+        var options = RebuildOptions()
+        if let memoryMiB { options.memoryBudget = memoryMiB << 20 }
+        let results = try l.rebuild(names, options: options) { progress in probe.sample(progress.checkpoint) }
         precondition(results.count == (names?.count ?? ProjectionRegistry.standard.projections.count),
                      "not every projection rebuilt")
         return probe

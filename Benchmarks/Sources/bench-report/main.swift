@@ -224,6 +224,7 @@ if let r = rate("export engine 1M", "pass", per: fixtureEvents) {
 
 // Heap: flat when the peak over the whole log is within 25 % (+512 KB) of its peak over the first half.
 for (name, label) in [("rebuild today+autoshipped engine 1M", "rebuild Today + auto-shipped @1M"),
+                      ("rebuild today+autoshipped engine 1M, 4 MiB budget", "rebuild Today + auto-shipped @1M, 4 MiB budget"),
                       ("rebuild engine 1M", "rebuild all @1M"), ("verify engine 1M", "verify @1M"), ("export engine 1M", "export @1M")] {
     guard let early = m[name]?["heap first half"]?.p50, let all = m[name]?["heap all"]?.p50 else { continue }
     let row = Row(workload: label, figure: "heap peak (first half → all)", value: all, unit: "KB",
