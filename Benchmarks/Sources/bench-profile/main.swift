@@ -4,6 +4,7 @@ import Foundation
 
 // A plain driver to run one workload under a profiler (perf record -g, valgrind --tool=callgrind):
 //   bench-profile ingest <events>     proposals through the engine, 1000 per group
+//   bench-profile ingest-durable <n>  the same, durable: time and pages written per transaction
 //   bench-profile approve <count>     single approvals, one command per transaction
 //   bench-profile signed <count>      16 callers, `count` signed approvals (durable), signed
 //                                     before the measured part; prints the rate and CPU per approval
@@ -18,15 +19,15 @@ import Foundation
 //   bench-profile fixture-passes <n>  on the fixture: store bytes per event, then n rounds of a
 //                                     raw log scan beside a rebuild of Today + auto-shipped
 //                                     and of everything (durable, as in make bench)
-// Set-up and the measured part use unsafeNoSync (CPU profiles), except `concurrent` and
-// `floor`, which measure durable commits.
+// Set-up and the measured part use unsafeNoSync (CPU profiles), except `concurrent`,
+// `signed`, `ingest-durable` and `floor`, which measure durable commits.
 
 let args = CommandLine.arguments
 let workload = args.count > 1 ? args[1] : "ingest"
 let count = args.count > 2 ? Int(args[2])! : 20_000
 let path = Scratch.fresh("profile-\(workload)")
 // Group commit only matters when commits wait for the disk: that workload is durable.
-let l = try EngineSetup.ledger(at: path, unsafeNoSync: workload != "concurrent" && workload != "signed")
+let l = try EngineSetup.ledger(at: path, unsafeNoSync: !["concurrent", "signed", "ingest-durable"].contains(workload))
 let started = Date()
 switch workload {
 case "ingest":
@@ -44,6 +45,23 @@ case "ingest":
         i += n
     }
     print(String(format: "%.2f µs per proposal in the engine (no fsync)", inEngine / Double(count) * 1e6))
+case "ingest-durable":
+    // Durable proposals, 1000 per transaction: the time per transaction beside the pages it wrote.
+    var i = 0, inEngine = 0.0
+    let txnsBefore = try lastTxnId(path), bytesBefore = writtenBytes()
+    while i < count {
+        let n = min(1000, count - i)
+        let requests = (i..<i + n).map {
+            CommandRequest(.propose(Sample.proposal(Sample.actionId("in", $0), person: Sample.person(0))), now: Sample.base)
+        }
+        let t = Date()
+        try EngineSetup.mustSucceed(l, requests)
+        inEngine -= t.timeIntervalSinceNow
+        i += n
+    }
+    let txns = try lastTxnId(path) - txnsBefore
+    print(String(format: "%.2f µs per proposal (durable), %d transactions, %.0f pages written per transaction",
+                 inEngine / Double(count) * 1e6, txns, Double(writtenBytes() - bytesBefore) / 4096 / Double(txns)))
 case "approve":
     try EngineSetup.proposePending(l, prefix: "p", count: count)
     let t = Date()
