@@ -4,7 +4,8 @@ import Foundation
 /// it with the ``Policy``, append events, commit, then report.
 public enum Command: Sendable, Equatable {
     /// Record a proposal; low-stakes ones may auto-ship at once.
-    case propose(ProposalInput)
+    // Boxed, as `Payload.proposed` is: requests are copied whole on their way to the writer.
+    indirect case propose(ProposalInput)
     /// A person's tap from a device. `seenContent`, when given, is the content hash the
     /// client showed; a stale one is refused.
     case tap(TapStep, actionId: String, device: String, userVerified: Bool = false, seenContent: Digest? = nil)

@@ -121,7 +121,8 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
 
 /// The type-specific part of an event.
 public enum Payload: Sendable, Equatable {
-    case proposed(Proposal)
+    // Boxed: a proposal is by far the largest payload, and events are copied whole.
+    indirect case proposed(Proposal)
     case reviewed(Tap)
     case confirmed(Tap)
     case approved(Approval)
