@@ -26,7 +26,7 @@ public final class HeapProbe {
         if early { peakEarly = max(peakEarly, grown) }
     }
 
-    static func inUse() -> Int {
+    public static func inUse() -> Int {
         let m = mallinfo2()
         return Int(m.uordblks) + Int(m.hblkhd)
     }

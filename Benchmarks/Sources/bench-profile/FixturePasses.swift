@@ -27,11 +27,15 @@ enum FixturePasses {
                 if round % 2 == 0 { try scanned() }
                 // The heap above its level at the start (glibc's count), sampled at each progress report.
                 let probe = HeapProbe(total: UInt64(head))
-                rebuild = try seconds { _ = try l.rebuild(names) { probe.sample($0.checkpoint) } }
+                let trace = ProcessInfo.processInfo.environment["HEAP_TRACE"] != nil, base = HeapProbe.inUse()
+                rebuild = try seconds { _ = try l.rebuild(names) {
+                    probe.sample($0.checkpoint)
+                    if trace { print("  seq \($0.checkpoint): heap \((HeapProbe.inUse() - base) / 1024) KB") }
+                } }
                 if round % 2 == 1 { try scanned() }
-                print(String(format: "rebuild %@: %.2f M ev/s (%.2f s); raw scan %.1f M ev/s; heap peak %.1f MB",
+                print(String(format: "rebuild %@: %.2f M ev/s (%.2f s); raw scan %.1f M ev/s; heap peak %.1f MB (%.1f MB over the first half)",
                              names?.joined(separator: "+") ?? "all", head / rebuild / 1e6, rebuild, head / scan / 1e6,
-                             Double(probe.peak) / 1e6))
+                             Double(probe.peak) / 1e6, Double(probe.peakEarly) / 1e6))
             }
         }
     }

@@ -18,7 +18,8 @@ import Foundation
 //   bench-profile fixture             builds the cached 1M-event fixture (make bench would)
 //   bench-profile fixture-passes <n>  on the fixture: store bytes per event, then n rounds of a
 //                                     raw log scan beside a rebuild of Today + auto-shipped
-//                                     and of everything (durable, as in make bench)
+//                                     and of everything (durable, as in make bench); with
+//                                     HEAP_TRACE=1, the heap at each progress report
 // Set-up and the measured part use unsafeNoSync (CPU profiles), except `concurrent`,
 // `signed`, `ingest-durable` and `floor`, which measure durable commits.
 
