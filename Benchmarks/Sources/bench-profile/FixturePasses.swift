@@ -28,7 +28,9 @@ enum FixturePasses {
                 // The heap above its level at the start (glibc's count), sampled at each progress report.
                 let probe = HeapProbe(total: UInt64(head))
                 let trace = ProcessInfo.processInfo.environment["HEAP_TRACE"] != nil, base = HeapProbe.inUse()
-                rebuild = try seconds { _ = try l.rebuild(names) {
+                var options = RebuildOptions()
+                if let n = ProcessInfo.processInfo.environment["BENCH_WRITE_PART"].flatMap(Int.init) { options.writePart = n }
+                rebuild = try seconds { _ = try l.rebuild(names, options: options) {
                     probe.sample($0.checkpoint)
                     if trace { print("  seq \($0.checkpoint): heap \((HeapProbe.inUse() - base) / 1024) KB") }
                 } }

@@ -78,16 +78,26 @@ final class ProjectionOverlay {
         return sorted
     }
 
-    /// Writes the overlay into `store`'s databases (a rebuild's chunk): entries in key
-    /// order (deletions where the fold removed a stored entry), then the postings. With
-    /// `append` the database was empty, so every key goes at its right edge (`MDB_APPEND`).
-    func write(to store: ProjectionStore, append: Bool) throws {
-        precondition(store.overlay == nil && !digestOnly, "an overlay is written to a stored projection")
-        // Keys and values sorted together (inline keys compared as words): no second
-        // lookup per key, no key copied out.
+    /// One entry to write: a physical key and its value, nil for a deletion.
+    typealias Entry = (key: ByteKey, value: [UInt8]?)
+
+    /// Hands over the entries in key order (inline keys compared as words) and forgets
+    /// them: a rebuild writes them in parts, and holds them once, not twice.
+    func takeSortedEntries() -> [Entry] {
         var sorted = Array(entries)
+        entries = [:]
+        sortedKeys = nil
+        entryBytes = 0
         sorted.sort { ByteKey.precedes($0.key, $1.key) }
-        for (k, value) in sorted {
+        return sorted
+    }
+
+    /// Writes `part` of an overlay's sorted entries into `store`'s database (deletions
+    /// where the fold removed a stored entry). With `append` the database held none of
+    /// the overlay's keys, so every key goes at its right edge (`MDB_APPEND`).
+    static func write(_ part: ArraySlice<Entry>, to store: ProjectionStore, append: Bool) throws {
+        precondition(store.overlay == nil, "an overlay is written to a stored projection")
+        for (k, value) in part {
             try k.withBytes { k in
                 guard let value else {
                     try store.txn.delete(store.database, key: k)
@@ -96,6 +106,11 @@ final class ProjectionOverlay {
                 try value.withUnsafeBytes { try store.txn.put(store.database, key: k, value: $0, flags: append ? .append : []) }
             }
         }
+    }
+
+    /// Writes the postings, each list's as one segment after its last stored one.
+    func writePostings(to store: ProjectionStore) throws {
+        precondition(store.overlay == nil && !digestOnly, "an overlay is written to a stored projection")
         guard !postings.isEmpty else { return }
         guard let db = store.postingDatabase else { throw LedgerError(.projectionStale, "\(store.name) has no posting database") }
         try store.write(postings, to: db)

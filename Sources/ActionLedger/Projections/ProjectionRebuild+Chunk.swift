@@ -6,6 +6,8 @@ extension ShadowBuild {
     struct Chunk {
         var folds: [(projection: any Projection, overlay: ProjectionOverlay, fresh: Bool, from: UInt64, to: UInt64)] = []
         var applied: UInt64 = 0
+        /// The log's head as the fold's snapshot saw it.
+        var head: UInt64 = 0
     }
 
     /// Folds the next chunk of the log into memory. The projections are split into one
@@ -29,6 +31,7 @@ extension ShadowBuild {
             let theirs = try result.get()
             chunk.folds += theirs.folds
             chunk.applied = max(chunk.applied, theirs.applied)
+            chunk.head = max(chunk.head, theirs.head)
         }
         // In the order asked for, whichever thread folded them.
         let order = Dictionary(uniqueKeysWithValues: pending.enumerated().map { ($1.name, $0) })
@@ -76,6 +79,7 @@ extension ShadowBuild {
                                                   overlay: overlay, memoryOnly: fresh, postingDatabase: postings, log: reader), fresh))
             }
             var chunk = Chunk()
+            chunk.head = head
             let from = stores.map(\.1.checkpoint)
             guard let low = from.min(), low < head else {
                 chunk.folds = zip(stores, from).map { ($0.0, $0.1.overlay!, $0.2, $1, $0.1.checkpoint) }
@@ -115,27 +119,87 @@ extension ShadowBuild {
         return meta
     }
 
-    /// Writes a chunk into the shadows and records their checkpoints; when the log's head
-    /// is near (what was appended while the chunk folded), folds the rest in this same
-    /// transaction and swaps each shadow in.
-    func write(_ chunk: Chunk, _ txn: Transaction, _ options: RebuildOptions,
-                       resumed: [String: UInt64]) throws -> Step {
-        for (p, overlay, fresh, from, to) in chunk.folds {
-            var meta = try shadowMeta(p, txn)
-            guard meta.checkpoint == from, let store = try registry.store(for: p, meta: meta, in: txn) else {
-                throw LedgerError(.projectionStale, "the rebuild record of \(p.name) moved from seq \(from): another process changed it")
+    /// A chunk on its way to the shadows: each projection's entries in key order, and how
+    /// many of them are written.
+    struct ChunkWrite {
+        struct Fold {
+            let projection: any Projection
+            let overlay: ProjectionOverlay
+            let entries: [ProjectionOverlay.Entry]
+            var written = 0
+            let fresh: Bool
+            let from: UInt64
+            let to: UInt64
+        }
+        var folds: [Fold]
+        /// Whether a part was committed: the shadows are marked as being written.
+        var started = false
+
+        init(_ chunk: Chunk) {
+            folds = chunk.folds.map { Fold(projection: $0.projection, overlay: $0.overlay, entries: $0.overlay.takeSortedEntries(),
+                                           fresh: $0.fresh, from: $0.from, to: $0.to) }
+        }
+
+        var remaining: Int { folds.reduce(0) { $0 + $1.entries.count - $1.written } }
+    }
+
+    /// Writes the next `limit` of a chunk's entries in `txn`, all but its last part. The
+    /// first part marks each shadow as being written (version 0 in its rebuild record), so
+    /// a rebuild stopped before the chunk's last part finds the shadow half-written and
+    /// starts it again (``start()``) instead of folding the chunk twice into it.
+    func writePart(_ w: inout ChunkWrite, _ limit: Int, _ txn: Transaction) throws {
+        var left = limit
+        for i in w.folds.indices {
+            let f = w.folds[i]
+            var meta = try beingWritten(f, w, txn)
+            if !w.started {
+                meta.version = 0
+                try registry.saveMeta(meta, f.projection.name, rebuild: true, in: txn)
             }
-            try overlay.write(to: store, append: fresh)
-            meta.checkpoint = to
-            try registry.saveMeta(meta, p.name, rebuild: true, in: txn)
+            let n = min(left, f.entries.count - f.written)
+            guard n > 0 else { continue }
+            guard let store = try registry.store(for: f.projection, meta: meta, in: txn) else {
+                throw LedgerError(.projectionStale, "the rebuild databases of \(f.projection.name) vanished: another process reset them")
+            }
+            try ProjectionOverlay.write(f.entries[f.written..<f.written + n], to: store, append: f.fresh)
+            w.folds[i].written += n
+            left -= n
+        }
+        w.started = true
+    }
+
+    /// The rebuild record of `f`'s shadow, checked: where the chunk began, marked as being
+    /// written once a part was committed.
+    private func beingWritten(_ f: ChunkWrite.Fold, _ w: ChunkWrite, _ txn: Transaction) throws -> ProjectionMeta {
+        guard let meta = try registry.meta(f.projection.name, rebuild: true, in: txn),
+              meta.version == (w.started ? 0 : f.projection.version), meta.checkpoint == f.from else {
+            throw LedgerError(.projectionStale, "the rebuild record of \(f.projection.name) moved from seq \(f.from): another process changed it")
+        }
+        return meta
+    }
+
+    /// Writes the rest of a chunk into the shadows (its postings included) and records their
+    /// checkpoints; when the log's head is near (what was appended while the chunk folded),
+    /// folds the rest in this same transaction and swaps each shadow in.
+    func write(_ w: ChunkWrite, _ txn: Transaction, _ options: RebuildOptions, resumed: [String: UInt64]) throws -> Step {
+        for f in w.folds {
+            var meta = try beingWritten(f, w, txn)
+            guard let store = try registry.store(for: f.projection, meta: meta, in: txn) else {
+                throw LedgerError(.projectionStale, "the rebuild databases of \(f.projection.name) vanished: another process reset them")
+            }
+            try ProjectionOverlay.write(f.entries[f.written...], to: store, append: f.fresh)
+            try f.overlay.writePostings(to: store)
+            meta.version = f.projection.version
+            meta.checkpoint = f.to
+            try registry.saveMeta(meta, f.projection.name, rebuild: true, in: txn)
         }
         let head = try LogReader(txn: txn, dbs: dbs).head().seq
-        let low = chunk.folds.map(\.to).min() ?? head
+        let low = w.folds.map(\.to).min() ?? head
         // The rest is folded under the write lock only when it is short: appenders wait on it.
         guard head - low <= UInt64(min(options.batchSize, Self.tailUnderLock)) else {
             return Step(checkpoint: low, head: head)
         }
-        return try batch(chunk.folds.map(\.projection), txn, options, resumed: resumed)
+        return try batch(w.folds.map(\.projection), txn, options, resumed: resumed)
     }
 
     /// The most events folded inside a write transaction (the tail appended while the last

@@ -13,6 +13,9 @@ public struct RebuildOptions: Sendable {
     /// Bytes a chunk's in-memory state may reach before it is written: bounds the heap,
     /// whatever the log's length, and how long one chunk's write holds the writer.
     public var memoryBudget = 16 << 20
+    /// Entries of a chunk written per write transaction at most (its postings go with the
+    /// last): bounds the pages one transaction dirties, which LMDB keeps in memory.
+    public var writePart = 16_384
     /// Sleep between batches (tests use it to interrupt a rebuild mid-way).
     public var pauseMilliseconds = 0
 
@@ -122,7 +125,21 @@ struct ShadowBuild: Sendable {
             let pending = projections.filter { results[$0.name] == nil }
             let chunk = try fold(pending, options, report)
             applied += chunk.applied
-            let step = try environment.write { txn in try write(chunk, txn, options, resumed: resumed) }
+            // Folded, not yet written: the moment a chunk holds the most memory.
+            if let to = chunk.folds.map(\.to).min() { report(to, max(to, chunk.head), 0) }
+            // Written in transactions of at most `writePart` entries: LMDB keeps the pages a
+            // write transaction dirtied, malloc'd, for its environment's life (its free list
+            // for reuse), so the largest transaction, not the fold, would set the heap.
+            var writing = ChunkWrite(chunk)
+            while writing.remaining > options.writePart {
+                // A copy per attempt: the transaction may run again after the map grows.
+                writing = try environment.write { txn in
+                    var w = writing
+                    try writePart(&w, options.writePart, txn)
+                    return w
+                }
+            }
+            let step = try environment.write { [writing] txn in try write(writing, txn, options, resumed: resumed) }
             applied += step.applied
             for r in step.finished { results[r.projection] = r }
             report(step.checkpoint, step.head, 0)

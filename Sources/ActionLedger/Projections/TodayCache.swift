@@ -91,9 +91,11 @@ final class TodayCache: FoldCache {
     private func bytes(_ k: IdKey) -> [UInt8] { k.isInline ? k.inlineBytes : longIds[k]! }
     private func text(_ k: IdKey) -> String { String(decoding: bytes(k), as: UTF8.self) }
 
-    // A slot (key, pending state, the map's spare capacity) takes about 200 bytes of heap; a
-    // removed item's feed key about 160; an item and feed entry read or built about 320.
-    var approximateBytes: Int { slots.count * 200 + removed.count * 160 + known.count * 320 }
+    // A slot (key, pending state, the map's spare capacity) takes about 200 bytes of heap,
+    // and as much again once written back: its item and feed entry, encoded, in a rebuild's
+    // overlay (two entries of ~110 bytes with their map slots). A removed item's feed key
+    // takes about 160; an item and feed entry read or built about 320.
+    var approximateBytes: Int { slots.count * 420 + removed.count * 160 + known.count * 320 }
 
     /// Files a new pending action (a duplicate of a stored one is refused when written back).
     /// A fold that holds the decoded proposal gives its item and feed entry (`built`), so
