@@ -32,37 +32,14 @@ let l = try EngineSetup.ledger(at: path, unsafeNoSync: !["concurrent", "signed",
 let started = Date()
 switch workload {
 case "ingest":
-    // Requests are built before the clock starts, as in `make bench`'s ingest.
-    var i = 0
-    var inEngine = 0.0
-    while i < count {
-        let n = min(1000, count - i)
-        let requests = (i..<i + n).map {
-            CommandRequest(.propose(Sample.proposal(Sample.actionId("in", $0), person: Sample.person(0))), now: Sample.base)
-        }
-        let t = Date()
-        try EngineSetup.mustSucceed(l, requests)
-        inEngine -= t.timeIntervalSinceNow
-        i += n
-    }
-    print(String(format: "%.2f µs per proposal in the engine (no fsync)", inEngine / Double(count) * 1e6))
+    print(String(format: "%.2f µs per proposal in the engine (no fsync)", try ingest(l, count) / Double(count) * 1e6))
 case "ingest-durable":
-    // Durable proposals, 1000 per transaction: the time per transaction beside the pages it wrote.
-    var i = 0, inEngine = 0.0
+    // Durable: the time per proposal beside the pages each transaction wrote.
     let txnsBefore = try lastTxnId(path), bytesBefore = writtenBytes()
-    while i < count {
-        let n = min(1000, count - i)
-        let requests = (i..<i + n).map {
-            CommandRequest(.propose(Sample.proposal(Sample.actionId("in", $0), person: Sample.person(0))), now: Sample.base)
-        }
-        let t = Date()
-        try EngineSetup.mustSucceed(l, requests)
-        inEngine -= t.timeIntervalSinceNow
-        i += n
-    }
+    let seconds = try ingest(l, count)
     let txns = try lastTxnId(path) - txnsBefore
     print(String(format: "%.2f µs per proposal (durable), %d transactions, %.0f pages written per transaction",
-                 inEngine / Double(count) * 1e6, txns, Double(writtenBytes() - bytesBefore) / 4096 / Double(txns)))
+                 seconds / Double(count) * 1e6, txns, Double(writtenBytes() - bytesBefore) / 4096 / Double(txns)))
 case "approve":
     try EngineSetup.proposePending(l, prefix: "p", count: count)
     let t = Date()
@@ -211,4 +188,21 @@ func writtenBytes() -> Int {
     let text = (try? String(contentsOfFile: "/proc/self/io", encoding: .utf8)) ?? ""
     let line = text.split(separator: "\n").first { $0.hasPrefix("wchar:") }
     return line.flatMap { Int($0.split(separator: " ").last!) } ?? 0
+}
+
+/// Proposes `count` actions, 1000 per group; returns the seconds spent in the engine (the
+/// requests are built before the clock starts, as in `make bench`'s ingest).
+func ingest(_ l: Ledger, _ count: Int) throws -> Double {
+    var i = 0, inEngine = 0.0
+    while i < count {
+        let n = min(1000, count - i)
+        let requests = (i..<i + n).map {
+            CommandRequest(.propose(Sample.proposal(Sample.actionId("in", $0), person: Sample.person(0))), now: Sample.base)
+        }
+        let t = Date()
+        try EngineSetup.mustSucceed(l, requests)
+        inEngine -= t.timeIntervalSinceNow
+        i += n
+    }
+    return inEngine
 }
