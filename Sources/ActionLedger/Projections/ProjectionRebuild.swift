@@ -14,7 +14,7 @@ public struct RebuildOptions: Sendable {
     /// whatever the log's length, and how long one chunk's write holds the writer.
     public var memoryBudget = 16 << 20
     /// Entries of a chunk written per write transaction at most (its postings go with the
-    /// last): bounds the pages one transaction dirties, which LMDB keeps in memory.
+    /// last): bounds the pages one transaction dirties, which LMDB keeps in memory. At least 1.
     public var writePart = 16_384
     /// Sleep between batches (tests use it to interrupt a rebuild mid-way).
     public var pauseMilliseconds = 0
@@ -131,11 +131,12 @@ struct ShadowBuild: Sendable {
             // write transaction dirtied, malloc'd, for its environment's life (its free list
             // for reuse), so the largest transaction, not the fold, would set the heap.
             var writing = ChunkWrite(chunk)
-            while writing.remaining > options.writePart {
+            let part = max(1, options.writePart)
+            while writing.remaining > part {
                 // A copy per attempt: the transaction may run again after the map grows.
                 writing = try environment.write { txn in
                     var w = writing
-                    try writePart(&w, options.writePart, txn)
+                    try writePart(&w, part, txn)
                     return w
                 }
             }
