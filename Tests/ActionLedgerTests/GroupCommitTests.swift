@@ -152,6 +152,44 @@ import Testing
         try l.verifyProjections()
     }
 
+    /// A transaction remembers a person's org once read or bound (AppendSession.personOrg);
+    /// a batch rolled back takes its binding back, so a later job in the same transaction
+    /// may bind the person to another org.
+    @Test func aRolledBackBatchTakesItsOrgBindingBack() throws {
+        let t = try TempLedger()
+        let l = t.ledger!
+        try l.link("iphone")
+        let writer = Writer(environment: l.environment, dbs: l.dbs, registry: l.registry)
+        defer { writer.stop() }
+        var bound = proposal("n1", person: "newcomer")
+        bound.org = "org-a"
+        var other = proposal("n2", person: "newcomer")
+        other.org = "org-b"
+        let jobs: [(requests: [CommandRequest], atomic: Bool)] = [
+            // Binds newcomer to org-a, then fails: the whole batch is rolled back.
+            ([CommandRequest(.propose(bound), now: t0), CommandRequest(.tap(.approve, actionId: "nope", device: "iphone"), now: t0)], true),
+            ([CommandRequest(.propose(other), now: t0)], false),
+        ]
+        let outcome = Locked<[Int: [Result<CommandResult, LedgerError>]]>([:])
+        let gate = DispatchSemaphore(value: 0), blocking = DispatchSemaphore(value: 0)
+        let blocker = Thread { try? writer.perform { _ in blocking.signal(); _ = gate.wait(timeout: .now() + 120) } }
+        blocker.start()
+        try wait(blocking, "the blocking transaction to open")
+        for (i, job) in jobs.enumerated() {
+            Thread {
+                let r = (try? writer.submit(job.requests, atomic: job.atomic)) ?? []
+                outcome.update { $0[i] = r }
+            }.start()
+            try waitUntil("job \(i) to queue", pollMicroseconds: 200) { writer.queuedJobs >= i + 1 }
+        }
+        gate.signal()
+        try waitUntil("both jobs' results") { outcome.value.count == jobs.count }
+        #expect(code(outcome.value[0]?[0]) == .unknownAction)
+        let second = try #require(try outcome.value[1]?[0].get())
+        #expect(second.events.first?.event.org == "org-b")
+        #expect(try l.read { try $0.personOrg("newcomer") } == "org-b")
+    }
+
     /// A group of several commands does not fold (its callers wait for no fold): the
     /// projections trail until the writer thread finds its queue empty and folds them in a
     /// transaction of its own. Queries answer at the head all along.
