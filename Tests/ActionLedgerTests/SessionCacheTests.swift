@@ -3,7 +3,7 @@ import Testing
 @testable import ActionLedger
 
 /// What a write transaction remembers of the state it read (AppendSession's caches: a
-/// device's state, a person's org, a day's auto-ship count) follows the transaction's own
+/// device's state, a person's org, a day's auto-ship count, the relying party) follows its own
 /// writes and rollbacks: a command judges by the state the commands before it left.
 @Suite struct SessionCacheTests {
     /// A transaction reads a device's state once (AppendSession.deviceState); a device
@@ -67,5 +67,27 @@ import Testing
         let second = try #require(try outcome.value[1]?[0].get())
         #expect(second.events.first?.event.org == "org-b")
         #expect(try l.read { try $0.personOrg("newcomer") } == "org-b")
+    }
+
+    /// A transaction reads the relying party once (AppendSession.relyingParty); one set by
+    /// a command earlier in the group is the one a later WebAuthn tap is checked against.
+    @Test func aGroupChecksWebAuthnAgainstTheRelyingPartyItSet() throws {
+        let t = try keyedStore()
+        let auth = SoftwareAuthenticator()
+        try t.ledger.run(.linkKeyedDevice(device: "iphone", person: "quinn", org: "quinn-co", label: "iPhone", platform: .ios,
+                                          key: try auth.key.key(.device)))
+        let review = Command.tap(.review, actionId: "a1", device: "iphone")
+        func signed(_ commandId: String) throws -> CommandRequest {
+            let statement = try t.ledger.statement(for: review, commandId: commandId, claimedAt: t0)
+            return CommandRequest(review, commandId: commandId, now: t0, proof: try auth.proof(statement.bytes, claimedAt: t0))
+        }
+        let r = try t.ledger.execute(group: [
+            try signed("cmd-before"),
+            CommandRequest(.setRelyingParty(try RelyingParty(rpId: auth.rpId, origins: [auth.origin])), now: t0),
+            try signed("cmd-after"),
+        ])
+        #expect(code(r[0]) == .badProof)
+        let after = try #require(try r[2].get())
+        #expect(after.events.first?.event.type == .actionReviewed)
     }
 }

@@ -98,7 +98,7 @@ enum CommandHandler {
         var duplicate = false
         // The device's proof is checked before the policy judges (Specs/statements.md).
         func gate(_ s: ActionState, _ device: DeviceState?) throws -> SignedProof? {
-            try ProofGate.check(request, action: s, device: device, storeId: try reader.storeId(), rp: try reader.relyingParty(), now: now,
+            try ProofGate.check(request, action: s, device: device, storeId: try session.storeId(), rp: try session.relyingParty(), now: now,
                                 lastSignCount: { try reader.signCount($0)?.count })
         }
         // Dismiss, edit, hold: proof, then the policy's checks, then the signed content.

@@ -31,6 +31,11 @@ final class AppendSession {
     /// Devices' states read in this transaction: a group's taps mostly come from a few
     /// devices. A device event appended here drops its device's entry.
     private var devices: [String: DeviceState?] = [:]
+    /// The store's id once it exists, and the relying party (`.some(nil)`: none set), which
+    /// every tap's proof check names: read once per transaction. Appending a
+    /// `store.relying_party` drops the latter.
+    private var knownStoreId: Digest?
+    private var knownRelyingParty: RelyingParty??
 
     private struct AutoShipDay: Hashable {
         let person: String
@@ -67,6 +72,8 @@ final class AppendSession {
             personOrgs.removeAll()
             autoShipCounts.removeAll()
             devices.removeAll()
+            knownStoreId = nil
+            knownRelyingParty = nil
             if let savedCount, appended != nil { appended!.removeSubrange(savedCount...) }
             throw error
         }
@@ -145,6 +152,21 @@ final class AppendSession {
         return state
     }
 
+    /// The store's id (``LogReader/storeId()``), read once per transaction once it exists.
+    func storeId() throws -> Digest? {
+        if let knownStoreId { return knownStoreId }
+        knownStoreId = try reader.storeId()
+        return knownStoreId
+    }
+
+    /// The relying party in force (``LogReader/relyingParty()``), read once per transaction.
+    func relyingParty() throws -> RelyingParty? {
+        if let knownRelyingParty { return knownRelyingParty }
+        let rp = try reader.relyingParty()
+        knownRelyingParty = .some(rp)
+        return rp
+    }
+
     /// `person`'s auto-ships on `day` (``LogReader/autoShipped(person:day:)``), read once per transaction.
     func autoShipped(person: String, day: Int64) throws -> Int {
         let key = AutoShipDay(person: person, day: day)
@@ -184,6 +206,7 @@ final class AppendSession {
             devices[k.device] = nil
         case .relyingParty:
             try dbs.meta.put(txn, key: MetaKey.relyingParty, value: Keys.u64(event.seq))
+            knownRelyingParty = nil
         case .tapRefused:
             // The rate limit's count of the device's recorded refusals in this minute.
             guard let device = event.device else { break }
