@@ -9,7 +9,7 @@ struct BinaryWriter {
     /// Starts with `count` zero bytes, for a prefix filled in once the rest is written.
     init(reserving count: Int) {
         bytes = [UInt8](repeating: 0, count: count)
-        bytes.reserveCapacity(count + 480)  // most events fit: a proposal is ~340 bytes
+        bytes.reserveCapacity(count + 480)  // most events fit: a proposal is a few hundred bytes
     }
 
     mutating func u8(_ v: UInt8) { bytes.append(v) }

@@ -4,7 +4,8 @@ import Foundation
 /// Parsed P-256 public keys by their SPKI DER. A device's key is read from its
 /// `device.linked` event by every command it signs, twice (once to verify outside the write
 /// lock, once to re-check under it), and each parse validates the point and re-encodes it,
-/// half of that under the lock. A key is parsed once per process instead. Bounded: emptied when full (a store has few keys in use at once).
+/// half of that under the lock. A key is parsed once per process instead. Bounded: emptied
+/// when full (a store has few keys in use at once).
 enum PublicKeyCache {
     static let capacity = 4096
 

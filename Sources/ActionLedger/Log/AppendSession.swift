@@ -19,23 +19,24 @@ final class AppendSession {
     /// fold reads them from the log instead.
     private var appended: [Event]? = []
     static let retainLimit = 10_000
-    /// Policies read in this transaction, by org: each command reads its org's policy two
-    /// or three times. Emptied whenever a `policy.set` is appended or a nested transaction
-    /// rolls back, so it never outlives the state it was read from.
-    private var policies: [String: PolicyDocument] = [:]
-    /// Read-through caches of two `meta`/`autoship_days` records every proposal reads and
-    /// its indexing may write: person → bound org (nil: unbound), and (person, day) → the
-    /// day's auto-ship count. Kept in step by ``index(_:)``, emptied with ``policies``.
-    private var personOrgs: [String: String?] = [:]
-    private var autoShipCounts: [AutoShipDay: Int] = [:]
-    /// Devices' states read in this transaction: a group's taps mostly come from a few
-    /// devices. A device event appended here drops its device's entry.
-    private var devices: [String: DeviceState?] = [:]
-    /// The store's id once it exists, and the relying party (`.some(nil)`: none set), which
-    /// every tap's proof check names: read once per transaction. Appending a
-    /// `store.relying_party` drops the latter.
-    private var knownStoreId: Digest?
-    private var knownRelyingParty: RelyingParty??
+    /// State this transaction's commands read again and again, read once (``cached(_:_:_:)``):
+    /// policies by org (each command reads its org's two or three times), persons' orgs and
+    /// days' auto-ship counts (every proposal), devices' states (a group's taps come from a
+    /// few devices), the store's id and relying party (every tap's proof check). An append
+    /// that changes one drops or updates it (``index(_:)``), and a nested transaction that
+    /// rolls back empties them all, so none outlives the state it was read from.
+    private var known = Known()
+
+    private struct Known {
+        var policies: [String: PolicyDocument] = [:]
+        var personOrgs: [String: String?] = [:]
+        var autoShipCounts: [AutoShipDay: Int] = [:]
+        var devices: [String: DeviceState?] = [:]
+        /// Nil until read and found (the first append creates it).
+        var storeId: Digest?
+        /// `.some(nil)`: read, and none is set.
+        var relyingParty: RelyingParty??
+    }
 
     private struct AutoShipDay: Hashable {
         let person: String
@@ -68,12 +69,7 @@ final class AppendSession {
         } catch {
             head = saved
             headAt = savedAt
-            policies.removeAll()
-            personOrgs.removeAll()
-            autoShipCounts.removeAll()
-            devices.removeAll()
-            knownStoreId = nil
-            knownRelyingParty = nil
+            known = Known()
             if let savedCount, appended != nil { appended!.removeSubrange(savedCount...) }
             throw error
         }
@@ -128,52 +124,46 @@ final class AppendSession {
         return StoredEvent(event: event, hash: hash)
     }
 
+    /// `known[keyPath: map][key]`, read by `read` the first time.
+    private func cached<K: Hashable, V>(_ map: WritableKeyPath<Known, [K: V]>, _ key: K, _ read: () throws -> V) rethrows -> V {
+        if let v = known[keyPath: map][key] { return v }
+        let v = try read()
+        known[keyPath: map][key] = v
+        return v
+    }
+
     /// The policy in force for `org` (``LogReader/policy(org:)``), read once per transaction.
     func policy(org: String) throws -> PolicyDocument {
-        if let p = policies[org] { return p }
-        let p = try reader.policy(org: org)
-        policies[org] = p
-        return p
+        try cached(\.policies, org) { try reader.policy(org: org) }
     }
 
     /// The org `person` is bound to (``LogReader/personOrg(_:)``), read once per transaction.
     func personOrg(_ person: String) throws -> String? {
-        if let known = personOrgs[person] { return known }
-        let org = try reader.personOrg(person)
-        personOrgs[person] = .some(org)
-        return org
+        try cached(\.personOrgs, person) { try reader.personOrg(person) }
     }
 
     /// The device's state (``LogReader/deviceState(_:)``), read once per transaction.
     func deviceState(_ id: String) throws -> DeviceState? {
-        if let known = devices[id] { return known }
-        let state = try reader.deviceState(id)
-        devices[id] = .some(state)
-        return state
+        try cached(\.devices, id) { try reader.deviceState(id) }
     }
 
     /// The store's id (``LogReader/storeId()``), read once per transaction once it exists.
     func storeId() throws -> Digest? {
-        if let knownStoreId { return knownStoreId }
-        knownStoreId = try reader.storeId()
-        return knownStoreId
+        if known.storeId == nil { known.storeId = try reader.storeId() }
+        return known.storeId
     }
 
     /// The relying party in force (``LogReader/relyingParty()``), read once per transaction.
     func relyingParty() throws -> RelyingParty? {
-        if let knownRelyingParty { return knownRelyingParty }
+        if let rp = known.relyingParty { return rp }
         let rp = try reader.relyingParty()
-        knownRelyingParty = .some(rp)
+        known.relyingParty = .some(rp)
         return rp
     }
 
     /// `person`'s auto-ships on `day` (``LogReader/autoShipped(person:day:)``), read once per transaction.
     func autoShipped(person: String, day: Int64) throws -> Int {
-        let key = AutoShipDay(person: person, day: day)
-        if let n = autoShipCounts[key] { return n }
-        let n = try reader.autoShipped(person: person, day: day)
-        autoShipCounts[key] = n
-        return n
+        try cached(\.autoShipCounts, AutoShipDay(person: person, day: day)) { try reader.autoShipped(person: person, day: day) }
     }
 
     /// The time of the log's last event (nil for an empty log), read once per transaction
@@ -194,19 +184,19 @@ final class AppendSession {
         switch event.payload {
         case .deviceLinked(let d):
             try dbs.deviceSeqs.put(txn, key: Keys.composite(d.device, event.seq), value: empty)
-            devices[d.device] = nil
+            known.devices[d.device] = nil
             try bindPerson(event)
         case .proposed:
             try bindPerson(event)
         case .deviceRevoked(let d):
             try dbs.deviceSeqs.put(txn, key: Keys.composite(d.device, event.seq), value: empty)
-            devices[d.device] = nil
+            known.devices[d.device] = nil
         case .deviceKeyRotated(let k):
             try dbs.deviceSeqs.put(txn, key: Keys.composite(k.device, event.seq), value: empty)
-            devices[k.device] = nil
+            known.devices[k.device] = nil
         case .relyingParty:
             try dbs.meta.put(txn, key: MetaKey.relyingParty, value: Keys.u64(event.seq))
-            knownRelyingParty = nil
+            known.relyingParty = nil
         case .tapRefused:
             // The rate limit's count of the device's recorded refusals in this minute.
             guard let device = event.device else { break }
@@ -214,14 +204,14 @@ final class AppendSession {
             let count = last.map { $0.minute == event.at.minute ? $0.count + 1 : 1 } ?? 1
             try dbs.meta.put(txn, key: MetaKey.refusals(device), value: LogReader.refusalRecord(minute: event.at.minute, count: count))
         case .policySet:
-            policies.removeAll()
+            known.policies = [:]
             try dbs.meta.put(txn, key: MetaKey.policy, value: Keys.u64(event.seq))
             try dbs.meta.put(txn, key: MetaKey.policy(org: event.org), value: Keys.u64(event.seq))
         case .autoShipped:
             let key = Keys.composite(event.person, UInt64(bitPattern: event.at.utcDay))
             let n = try autoShipped(person: event.person, day: event.at.utcDay)
             try dbs.autoShipDays.put(txn, key: key, value: Keys.u64(UInt64(n + 1)))
-            autoShipCounts[AutoShipDay(person: event.person, day: event.at.utcDay)] = n + 1
+            known.autoShipCounts[AutoShipDay(person: event.person, day: event.at.utcDay)] = n + 1
         default:
             break
         }
@@ -231,7 +221,7 @@ final class AppendSession {
     private func bindPerson(_ event: Event) throws {
         guard try personOrg(event.person) == nil else { return }
         try dbs.meta.put(txn, key: MetaKey.person(event.person), value: Array(event.org.utf8))
-        personOrgs[event.person] = .some(event.org)
+        known.personOrgs[event.person] = .some(event.org)
     }
 
     /// Records that `commandId` appended `count` events from `first`.

@@ -22,16 +22,13 @@ public struct LogReader {
     /// The time of event `seq` read from its fixed offset in the stored record, without
     /// decoding the event; nil when absent.
     func time(of seq: UInt64) throws -> Timestamp? {
-        try withRawEvent(seq) { v in try Self.time(seq, stored: v) }
-    }
-
-    /// The time in the stored record `v` of event `seq`, read at its fixed offset.
-    static func time(_ seq: UInt64, stored v: UnsafeRawBufferPointer) throws -> Timestamp {
-        // hash (32) ‖ format, type, version (3) ‖ seq (8) ‖ at (8)
-        guard v.count >= 32 + 19 else {
-            throw LedgerError(.corruptEvent, "stored event \(seq) is \(v.count) bytes, too short for its time")
+        try withRawEvent(seq) { v -> Timestamp in
+            // hash (32) ‖ format, type, version (3) ‖ seq (8) ‖ at (8)
+            guard v.count >= 32 + 19 else {
+                throw LedgerError(.corruptEvent, "stored event \(seq) is \(v.count) bytes, too short for its time")
+            }
+            return Timestamp(milliseconds: Int64(bitPattern: UInt64(bigEndian: v.loadUnaligned(fromByteOffset: 43, as: UInt64.self))))
         }
-        return Timestamp(milliseconds: Int64(bitPattern: UInt64(bigEndian: v.loadUnaligned(fromByteOffset: 43, as: UInt64.self))))
     }
 
     /// The store's id: the chain hash of its first event (it survives export and import);

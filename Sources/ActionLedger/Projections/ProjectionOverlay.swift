@@ -193,11 +193,6 @@ struct ByteKey: Hashable {
         self = bytes.withUnsafeBytes { ByteKey($0) }
     }
 
-    init(_ string: String) {
-        var s = string
-        self = s.withUTF8 { ByteKey(UnsafeRawBufferPointer($0)) }
-    }
-
     /// Lends the key's bytes.
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         if let heap { return try heap.withUnsafeBytes(body) }
@@ -215,9 +210,6 @@ struct ByteKey: Hashable {
         if a.words.3 != b.words.3 { return a.words.3.bigEndian < b.words.3.bigEndian }
         return a.count < b.count
     }
-
-    /// The key as text (an id), for messages.
-    var text: String { String(decoding: bytes, as: UTF8.self) }
 
     var bytes: [UInt8] {
         if let heap { return heap }
