@@ -26,7 +26,8 @@ import Foundation
 /// (their callers wait for no fold), and queries fold at most a short tail in memory.
 final class Writer: @unchecked Sendable {
     // Safe: `pending`, `leading`, `threadLeads`, `stopped` and `gathering` are only touched
-    // with `condition` locked. A Job's fields are written by its group's leader before the job's
+    // with `condition` locked; `filings` only inside a write transaction, which one leader
+    // at a time runs (leadership passes through `condition`, which orders the accesses). A Job's fields are written by its group's leader before the job's
     // semaphore is signalled and read by its caller only after waiting on it (the
     // semaphore orders the accesses).
 
@@ -62,6 +63,8 @@ final class Writer: @unchecked Sendable {
     /// ``takeJoining(_:have:)``): the queue length that wakes it (1: the first arrival),
     /// else 0, so submitters signal `condition` only when someone waits for them.
     private var gathering = 0
+    /// Filings of actions that commands judged, for the folds (``KnownFilings``).
+    private var filings = KnownFilings()
     /// Signalled when the thread has left its loop, so closing waits for it.
     private let exited = DispatchSemaphore(value: 0)
     /// Most jobs one transaction takes, so one commit never waits on an endless queue.
@@ -136,6 +139,12 @@ final class Writer: @unchecked Sendable {
         }
         pending.removeFirst(group.count)
         return group
+    }
+
+    /// Whether the folds know `actionId`'s filing; for tests, with no transaction running.
+    func knowsFiling(_ actionId: String) -> Bool {
+        var id = actionId
+        return id.withUTF8 { filings.byId[IdKey(UnsafeRawBufferPointer($0))] != nil }
     }
 
     /// Jobs waiting for a leader; lets tests line up a group deterministically.
@@ -258,7 +267,7 @@ final class Writer: @unchecked Sendable {
             let lagging = try environment.read { txn in
                 try registry.lags(txn, dbs, head: try LogReader(txn: txn, dbs: dbs).head().seq, bound: registry.maxLag)
             }
-            if lagging { _ = try environment.write { txn in try registry.foldLagging(txn, dbs) } }
+            if lagging { _ = try environment.write { txn in try registry.foldLagging(txn, dbs, filings: filings) } }
         } catch {
             // Nothing to do: the next commit folds (its bound is at most groupFoldBound).
         }
@@ -318,8 +327,19 @@ final class Writer: @unchecked Sendable {
                 results += try more.map { job in try run(job, session, isolated: isolated) }
             }
             try session.finish()
-            try registry.fold(after: session, bound: taken.jobs.count > 1 ? groupFoldBound : nil)
+            learnFilings(results, session)
+            try registry.fold(after: session, bound: taken.jobs.count > 1 ? groupFoldBound : nil, filings: filings)
             return results
+        }
+    }
+
+    /// Learns the filings of the actions `results` judged, but of none proposed in this
+    /// transaction: only a proposal committed before it is a fact whatever this one's fate.
+    private func learnFilings(_ results: [[Result<CommandResult, LedgerError>]], _ session: AppendSession) {
+        guard let appended = session.appendedEvents else { return }
+        let proposedNow = Set(appended.lazy.filter { $0.type == .actionProposed }.compactMap(\.actionId))
+        for case .success(let r) in results.joined() {
+            if let s = r.action, !proposedNow.contains(s.actionId) { filings.learn(s) }
         }
     }
 

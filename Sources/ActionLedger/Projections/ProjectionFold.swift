@@ -8,19 +8,20 @@ extension ProjectionRegistry {
     /// - throws: `projection_stale` when a projection's checkpoint is past the head. A fold
     ///   that fails marks its projection stale and the events still commit: a projection
     ///   never blocks the log (``ProjectionStaleMark``).
-    func fold(after session: AppendSession, bound: UInt64? = nil) throws {
+    /// - parameter filings: actions' filings the writer's commands learned (``KnownFilings``).
+    func fold(after session: AppendSession, bound: UInt64? = nil, filings: KnownFilings = KnownFilings()) throws {
         guard session.appendedAny else { return }
         let appended = session.appendedEvents
         try fold(session.txn, session.dbs, head: session.head.seq, bound: bound ?? maxLag,
-                 fromLog: appended == nil ? session.head.seq : session.headBefore.seq, appended: appended ?? [])
+                 fromLog: appended == nil ? session.head.seq : session.headBefore.seq, appended: appended ?? [], filings: filings)
     }
 
     /// The same fold in a transaction of its own (the writer's, once its queue is empty):
     /// the whole tail is read from the log. Returns whether it wrote anything.
     @discardableResult
-    func foldLagging(_ txn: Transaction, _ dbs: LogDatabases) throws -> Bool {
+    func foldLagging(_ txn: Transaction, _ dbs: LogDatabases, filings: KnownFilings = KnownFilings()) throws -> Bool {
         let head = try LogReader(txn: txn, dbs: dbs).head().seq
-        return try fold(txn, dbs, head: head, bound: maxLag, fromLog: head, appended: [])
+        return try fold(txn, dbs, head: head, bound: maxLag, fromLog: head, appended: [], filings: filings)
     }
 
     /// Whether any projection trails `head` by `bound` or more and is not marked stale.
@@ -32,7 +33,7 @@ extension ProjectionRegistry {
 
     @discardableResult
     private func fold(_ txn: Transaction, _ dbs: LogDatabases, head: UInt64, bound: UInt64,
-                      fromLog: UInt64, appended: [Event]) throws -> Bool {
+                      fromLog: UInt64, appended: [Event], filings: KnownFilings) throws -> Bool {
         // The projections are opened only here: most commits just read their checkpoints.
         let checkpoints = try self.checkpoints(dbs.meta, in: txn)
         for (p, c) in zip(projections, checkpoints) where c > head {
@@ -42,6 +43,7 @@ extension ProjectionRegistry {
         let marks = try staleMarks(dbs.meta, in: txn)
         guard zip(checkpoints, marks).contains(where: { $1 == nil && head - $0 >= bound && head > $0 }) else { return false }
         let stores = try liveStores(in: txn)
+        for s in stores { s.knownFilings = filings.byId }
         var stale = marks.map { $0 != nil }
         func fold(_ seq: UInt64, _ apply: (any Projection, ProjectionStore) throws -> Void) throws {
             for (i, (p, s)) in zip(projections, stores).enumerated() where !stale[i] && s.checkpoint < seq {

@@ -40,6 +40,8 @@ public final class ProjectionStore {
     var log: LogReader?
     /// Actions' filings already read in this fold (bounded: see ``filing(_:)``).
     var filings: [IdKey: Filing] = [:]
+    /// The writer's ``KnownFilings``, read only (shared with it, never copied).
+    var knownFilings: [IdKey: Filing] = [:]
     /// The policies a fold read (Today's, per org), kept for the store's life: a fold's
     /// writes go through this store, so it sees every change.
     var policies: [String: PolicyDocument] = [:]
