@@ -42,7 +42,7 @@ extension ProjectionRegistry {
         }
         let marks = try staleMarks(dbs.meta, in: txn)
         guard zip(checkpoints, marks).contains(where: { $1 == nil && head - $0 >= bound && head > $0 }) else { return false }
-        let stores = try liveStores(in: txn)
+        let stores = try liveStores(in: txn, log: dbs)
         for s in stores { s.knownFilings = filings.byId }
         var stale = marks.map { $0 != nil }
         func fold(_ seq: UInt64, _ apply: (any Projection, ProjectionStore) throws -> Void) throws {

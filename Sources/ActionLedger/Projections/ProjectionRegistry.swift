@@ -63,7 +63,10 @@ public struct ProjectionRegistry: Sendable {
     }
 
     /// Opens `projection`'s databases of `generation` as a store positioned at `meta`.
-    func store(for projection: any Projection, meta: ProjectionMeta, in txn: Transaction) throws -> ProjectionStore? {
+    /// - parameter log: the log's databases when the caller has them open (the writer's
+    ///   fold): opening them again costs eight handle lookups per store.
+    func store(for projection: any Projection, meta: ProjectionMeta, in txn: Transaction,
+               log: LogDatabases? = nil) throws -> ProjectionStore? {
         let full = ProjectionMeta.databaseName(projection.name, generation: meta.generation)
         guard let db = try txn.openDatabase(full, create: !txn.isReadOnly) else { return nil }
         var postings: Database?
@@ -75,7 +78,7 @@ public struct ProjectionRegistry: Sendable {
         return ProjectionStore(txn: txn, database: db, databaseCount: projection.databases.count,
                                generation: meta.generation, name: projection.name, checkpoint: meta.checkpoint,
                                postingDatabase: postings,
-                               log: try LogDatabases.open(txn).map { LogReader(txn: txn, dbs: $0) })
+                               log: try (log ?? LogDatabases.open(txn)).map { LogReader(txn: txn, dbs: $0) })
     }
 
     /// Deletes `projection`'s posting databases of the layout before segments
@@ -89,11 +92,11 @@ public struct ProjectionRegistry: Sendable {
     }
 
     /// The live stores of every projection, creating empty ones the first time.
-    func liveStores(in txn: Transaction) throws -> [ProjectionStore] {
+    func liveStores(in txn: Transaction, log: LogDatabases? = nil) throws -> [ProjectionStore] {
         try projections.map { p in
             let meta = try self.meta(p.name, in: txn)
                 ?? ProjectionMeta(version: p.version, generation: 0, checkpoint: 0)
-            guard let store = try store(for: p, meta: meta, in: txn) else {
+            guard let store = try store(for: p, meta: meta, in: txn, log: log) else {
                 throw LedgerError(.projectionStale, "projection \(p.name) has no databases yet")
             }
             return store
