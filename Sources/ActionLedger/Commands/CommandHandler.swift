@@ -1,7 +1,9 @@
 /// Runs one ``CommandRequest`` inside an ``AppendSession``: the only place where state is
 /// read, the policy consulted and events appended.
 enum CommandHandler {
-    static func run(_ request: CommandRequest, in session: AppendSession) throws -> CommandResult {
+    /// - parameter filings: learns the filing of an action the command judged, when its
+    ///   proposal was committed before this transaction (``KnownFilings``).
+    static func run(_ request: CommandRequest, in session: AppendSession, learning filings: inout KnownFilings) throws -> CommandResult {
         if let problem = FieldReader.identifierProblem(request.commandId) {
             throw LedgerError(.invalidInput, "command id \(problem)")
         }
@@ -42,6 +44,7 @@ enum CommandHandler {
             refused.refusal = LedgerError(e.code, e.message + " (recorded as tap.refused, seq \(stored.event.seq))", details: details)
             return refused
         }
+        if let before, before.proposalSeq <= session.headBefore.seq { filings.learn(before) }
         if !result.events.isEmpty {
             try session.recordCommand(request.commandId, first: result.events[0].seq, count: result.events.count)
         }

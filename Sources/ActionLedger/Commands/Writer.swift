@@ -327,19 +327,8 @@ final class Writer: @unchecked Sendable {
                 results += try more.map { job in try run(job, session, isolated: isolated) }
             }
             try session.finish()
-            learnFilings(results, session)
             try registry.fold(after: session, bound: taken.jobs.count > 1 ? groupFoldBound : nil, filings: filings)
             return results
-        }
-    }
-
-    /// Learns the filings of the actions `results` judged, but of none proposed in this
-    /// transaction: only a proposal committed before it is a fact whatever this one's fate.
-    private func learnFilings(_ results: [[Result<CommandResult, LedgerError>]], _ session: AppendSession) {
-        guard let appended = session.appendedEvents else { return }
-        let proposedNow = Set(appended.lazy.filter { $0.type == .actionProposed }.compactMap(\.actionId))
-        for case .success(let r) in results.joined() {
-            if let s = r.action, !proposedNow.contains(s.actionId) { filings.learn(s) }
         }
     }
 
@@ -350,7 +339,7 @@ final class Writer: @unchecked Sendable {
                 let batch = {
                     try job.requests.enumerated().map { i, request in
                         do {
-                            let result = try CommandHandler.run(request, in: session)
+                            let result = try CommandHandler.run(request, in: session, learning: &self.filings)
                             // All or nothing: an item refused, even with its refusal recorded,
                             // refuses the batch, and the rollback takes its tap.refused back.
                             if let refusal = result.refusal { throw refusal }
@@ -373,7 +362,7 @@ final class Writer: @unchecked Sendable {
         return try job.requests.map { request in
             let writes = session.writes
             do {
-                let command = { try CommandHandler.run(request, in: session) }
+                let command = { try CommandHandler.run(request, in: session, learning: &self.filings) }
                 let result = try isolated ? session.nested(command) : command()
                 // Refused, but authenticated: its tap.refused stays written.
                 if let refusal = result.refusal { return .failure(refusal) }

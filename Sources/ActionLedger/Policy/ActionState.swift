@@ -35,6 +35,8 @@ public struct ActionState: Sendable, Equatable {
     public var heldUntil: Timestamp?
     public var decision: DecisionRecord?
     public var edits: Int
+    /// The seq of the action's proposal, its first event.
+    public var proposalSeq: UInt64
     public var lastSeq: UInt64
 
     /// The hash of what the creator currently sees (after edits).
@@ -51,6 +53,7 @@ public struct ActionState: Sendable, Equatable {
         heldUntil = nil
         decision = nil
         edits = 0
+        proposalSeq = event.seq
         lastSeq = event.seq
     }
 
