@@ -17,4 +17,16 @@ import Testing
         let stamped = UInt64(later[0].dropFirst(4).prefix(12), radix: 16)!
         #expect(stamped <= ms && ms - stamped < 60_000)
     }
+
+    /// Ids are ASCII letters, digits and - _ . : @ only; the message names the first other
+    /// character by its code point (a look-alike or an invisible one must not pass).
+    @Test func identifiersRefuseEveryOtherCharacterByName() {
+        #expect(FieldReader.identifierProblem("of-05:a_b.c@d") == nil)
+        for (id, named) in [("p\u{0430}y", "U+0430"), ("a\u{202E}b", "U+202E"), ("a\u{00A0}b", "U+00A0"), ("a b", "U+0020"),
+                            ("caf\u{00E9}", "U+00E9"), ("tab\t", "U+0009"), ("a/b", "U+002F")] {
+            #expect(FieldReader.identifierProblem(id)?.hasSuffix("(found \(named))") == true, "\(id.unicodeScalars.map(\.value))")
+        }
+        #expect(FieldReader.identifierProblem("") == "must not be empty")
+        #expect(FieldReader.identifierProblem(String(repeating: "a", count: FieldReader.Limit.id + 1))?.hasPrefix("is longer") == true)
+    }
 }
