@@ -55,9 +55,9 @@ struct Filing {
 
 /// Filings the writer learned from the actions its commands judged, for the folds after
 /// them (``ProjectionStore/filing(_:)`` looks here before reading the proposal back from
-/// the log, about 1 µs an event). A filing is fixed by the action's one proposal, so one
-/// learned from a proposal committed before the transaction that read it stays true
-/// whatever becomes of that transaction — even if another process appends to the store.
+/// the log, a cursor seek and a read per event). A filing is fixed by the action's one
+/// proposal, so one learned from a proposal committed before the transaction that read it
+/// stays true whatever becomes of that transaction — even if another process appends.
 struct KnownFilings {
     private(set) var byId: [IdKey: Filing] = [:]
 
