@@ -6,6 +6,9 @@ import Foundation
 //   bench-profile ingest <events>     proposals through the engine, 1000 per group
 //   bench-profile ingest-durable <n>  the same, durable: time and pages written per transaction
 //   bench-profile approve <count>     single approvals, one command per transaction
+//   bench-profile bursts <n>          make bench's 16-approver shape, durable: n bursts of 256
+//                                     approvals from 16 callers, each followed by 8 single ones;
+//                                     the ratio of the p50s and the transactions each burst took
 //   bench-profile signed <count>      16 callers, `count` signed approvals (durable), signed
 //                                     before the measured part; prints the rate and CPU per approval
 //   bench-profile handoff <count>     empty jobs: the writer hand-off and an empty transaction
@@ -28,7 +31,7 @@ let workload = args.count > 1 ? args[1] : "ingest"
 let count = args.count > 2 ? Int(args[2])! : 20_000
 let path = Scratch.fresh("profile-\(workload)")
 // Group commit only matters when commits wait for the disk: that workload is durable.
-let l = try EngineSetup.ledger(at: path, unsafeNoSync: !["concurrent", "signed", "ingest-durable"].contains(workload))
+let l = try EngineSetup.ledger(at: path, unsafeNoSync: !["concurrent", "signed", "ingest-durable", "bursts"].contains(workload))
 let started = Date()
 switch workload {
 case "ingest":
@@ -53,6 +56,27 @@ case "approve":
     samples.sort()
     print(String(format: "%.1f µs per approval, p50 %.1f µs, p99 %.1f µs (no fsync: CPU, writes and the hand-off to the writer)",
                  -t.timeIntervalSinceNow / Double(count) * 1e6, Double(samples[count / 2]) / 1e3, Double(samples[count * 99 / 100]) / 1e3))
+case "bursts":
+    // make bench's shape: bursts of 256 approvals from 16 callers (16 each), then 8 single ones.
+    let callers = 16, bursts = count
+    try EngineSetup.proposePending(l, prefix: "p", count: bursts * 264)
+    let gang = Gang(callers)
+    var txnsPerBurst: [Int] = [], burstNs: [UInt64] = [], singleNs: [UInt64] = []
+    for b in 0..<bursts {
+        let base = b * 264
+        let t0 = try lastTxnId(path)
+        let s = DispatchTime.now().uptimeNanoseconds
+        gang.run { i in for j in 0..<16 { EngineSetup.approve(l, Sample.actionId("p", base + i * 16 + j)) } }
+        burstNs.append(DispatchTime.now().uptimeNanoseconds - s)
+        txnsPerBurst.append(try lastTxnId(path) - t0)
+        let s2 = DispatchTime.now().uptimeNanoseconds
+        for k in 0..<8 { EngineSetup.approve(l, Sample.actionId("p", base + 256 + k)) }
+        singleNs.append((DispatchTime.now().uptimeNanoseconds - s2) / 8)
+    }
+    burstNs.sort(); singleNs.sort()
+    let rate = 256e9 / Double(burstNs[bursts / 2]), single = 1e9 / Double(singleNs[bursts / 2])
+    print(String(format: "bursts: %.0f/s, single %.0f/s, ratio %.2f; transactions per burst %@", rate, single, rate / single,
+                 txnsPerBurst.sorted().map(String.init).joined(separator: ",")))
 case "concurrent":
     // 16 callers, `count` approvals in all; prints write transactions per approval.
     let callers = 16
