@@ -24,12 +24,13 @@ public enum EngineSetup {
     }
 
     /// Proposes `count` pending low-stakes actions `prefix-…` for person 0, in groups of 1000.
-    public static func proposePending(_ l: Ledger, prefix: String, count: Int, person: Int = 0) throws {
+    public static func proposePending(_ l: Ledger, prefix: String, count: Int, person: Int = 0,
+                                      stakes: Stakes = .low) throws {
         var i = 0
         while i < count {
             let n = min(1000, count - i)
             _ = try l.execute(batch: (i..<i + n).map {
-                CommandRequest(.propose(Sample.proposal(Sample.actionId(prefix, $0), person: Sample.person(person))),
+                CommandRequest(.propose(Sample.proposal(Sample.actionId(prefix, $0), person: Sample.person(person), stakes: stakes)),
                                now: Sample.base)
             })
             i += n

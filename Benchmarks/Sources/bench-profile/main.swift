@@ -6,6 +6,7 @@ import Foundation
 //   bench-profile ingest <events>     proposals through the engine, 1000 per group
 //   bench-profile ingest-durable <n>  the same, durable: time and pages written per transaction
 //   bench-profile approve <count>     single approvals, one command per transaction
+//   bench-profile two-taps <count>    medium stakes: 16 actions reviewed, then approved, then the next 16
 //   bench-profile bursts <n>          make bench's 16-approver shape, durable: n bursts of 256
 //                                     approvals from 16 callers, each followed by 8 single ones;
 //                                     the ratio of the p50s and the transactions each burst took
@@ -56,6 +57,21 @@ case "approve":
     samples.sort()
     print(String(format: "%.1f µs per approval, p50 %.1f µs, p99 %.1f µs (no fsync: CPU, writes and the hand-off to the writer)",
                  -t.timeIntervalSinceNow / Double(count) * 1e6, Double(samples[count / 2]) / 1e3, Double(samples[count * 99 / 100]) / 1e3))
+case "two-taps":
+    // Medium stakes, a review then an approval of each action, in groups of 16 (no fsync):
+    // the writer's CPU per tap when the second tap follows the first.
+    try EngineSetup.proposePending(l, prefix: "p", count: count, stakes: .medium)
+    let t = Date()
+    // 16 actions reviewed, then those approved, then the next 16: a person's taps on one
+    // action come close together.
+    for g in stride(from: 0, to: count, by: 16) {
+        for step in [TapStep.review, .approve] {
+            try EngineSetup.mustSucceed(l, (g..<min(g + 16, count)).map {
+                CommandRequest(.tap(step, actionId: Sample.actionId("p", $0), device: Sample.device(0)), now: Sample.base)
+            })
+        }
+    }
+    print(String(format: "%.1f µs per tap (review, then approve; groups of 16, no fsync)", -t.timeIntervalSinceNow / Double(2 * count) * 1e6))
 case "bursts":
     // make bench's shape: bursts of 256 approvals from 16 callers (16 each), then 8 single ones.
     let callers = 16, bursts = count
