@@ -27,9 +27,10 @@ import Foundation
 final class Writer: @unchecked Sendable {
     // Safe: `pending`, `leading`, `threadLeads`, `stopped` and `gathering` are only touched
     // with `condition` locked; `filings` only inside a write transaction, which one leader
-    // at a time runs (leadership passes through `condition`, which orders the accesses). A Job's fields are written by its group's leader before the job's
-    // semaphore is signalled and read by its caller only after waiting on it (the
-    // semaphore orders the accesses).
+    // at a time runs (leadership passes through `condition`, which orders the accesses).
+    // A Job's fields are written by its group's leader before the job's semaphore is
+    // signalled and read by its caller only after waiting on it (the semaphore orders the
+    // accesses).
 
     final class Job {
         let requests: [CommandRequest]
@@ -142,10 +143,7 @@ final class Writer: @unchecked Sendable {
     }
 
     /// Whether the folds know `actionId`'s filing; for tests, with no transaction running.
-    func knowsFiling(_ actionId: String) -> Bool {
-        var id = actionId
-        return id.withUTF8 { filings.byId[IdKey(UnsafeRawBufferPointer($0))] != nil }
-    }
+    func knowsFiling(_ actionId: String) -> Bool { filings.knows(actionId) }
 
     /// Jobs waiting for a leader; lets tests line up a group deterministically.
     var queuedJobs: Int {

@@ -73,8 +73,8 @@ struct FieldReader {
     static func identifierProblem(_ s: String) -> String? {
         if s.isEmpty { return "must not be empty" }
         if s.utf8.count > Limit.id { return "is longer than \(Limit.id) bytes" }
-        // Every command checks its id: a pass over the contiguous bytes (the UTF-8 view's
-        // iterator cost ~40 instructions a byte), scalars only to name a bad one.
+        // Every command checks its id: one pass over the contiguous bytes (the UTF-8 view's
+        // iterator costs far more per byte), scalars only to name a bad one.
         var bytes = s
         if bytes.withUTF8({ $0.allSatisfy { $0 < 0x80 && isIdentifierScalar(Unicode.Scalar($0)) } }) { return nil }
         if let bad = s.unicodeScalars.first(where: { !isIdentifierScalar($0) }) {

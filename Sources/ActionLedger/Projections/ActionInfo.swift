@@ -65,9 +65,11 @@ struct KnownFilings {
     /// transaction that read `s` began. Bounded like a fold's own cache.
     mutating func learn(_ s: ActionState) {
         if byId.count >= ProjectionStore.filingLimit { byId.removeAll(keepingCapacity: true) }
-        var id = s.actionId
-        id.withUTF8 { byId[IdKey(UnsafeRawBufferPointer($0))] = Filing(specialist: s.proposal.specialist.name, surface: s.proposal.surface) }
+        byId[IdKey(s.actionId)] = Filing(specialist: s.proposal.specialist.name, surface: s.proposal.surface)
     }
+
+    /// Whether `actionId`'s filing is known.
+    func knows(_ actionId: String) -> Bool { byId[IdKey(actionId)] != nil }
 }
 
 extension LogReader {
@@ -109,8 +111,7 @@ extension ProjectionStore {
 
     /// Caches a proposal just folded (its later events follow soon).
     func remember(_ actionId: String, _ filing: Filing) {
-        var id = actionId
-        id.withUTF8 { remember(IdKey(UnsafeRawBufferPointer($0)), filing) }
+        remember(IdKey(actionId), filing)
     }
 
     func remember(_ key: IdKey, _ filing: Filing) {

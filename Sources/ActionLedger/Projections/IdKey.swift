@@ -8,6 +8,12 @@ struct IdKey: Hashable {
     /// The id's length; negative for a long id held by its hash.
     private let count: Int
 
+    /// The key of an id given as text.
+    init(_ id: String) {
+        var id = id
+        self = id.withUTF8 { IdKey(UnsafeRawBufferPointer($0)) }
+    }
+
     init(_ b: UnsafeRawBufferPointer) {
         if b.count <= 32 {
             count = b.count

@@ -8,10 +8,10 @@ import Foundation
 /// (`p/NAME/GEN/segments`): key = family byte ‖ id ‖ 0x00 ‖ the segment's first seq (8, BE),
 /// value = the segment's seqs (8 bytes each, BE, ascending). A fold files postings in
 /// memory and ``flushPostings()`` writes each list's new postings as one segment: one entry
-/// per list per fold, whatever the number of events it folded. Seqs only grow, so a new segment starts after the list's last
-/// one (else the fold ran out of order: `projection_stale`). Event times never go backwards
-/// along the log, so a time window is a seq range (``LogReader/firstSeq(atOrAfter:)``) and
-/// a posting needs no time of its own.
+/// per list per fold, whatever the number of events it folded. Seqs only grow, so a new
+/// segment starts after the list's last one (else the fold ran out of order:
+/// `projection_stale`). Event times never go backwards along the log, so a time window is a
+/// seq range (``LogReader/firstSeq(atOrAfter:)``) and a posting needs no time of its own.
 ///
 /// Like every projection entry, postings are hashed only when a check needs it
 /// (`postingsDigest()`), one term per posting whatever the segments: `rebuild --verify`
