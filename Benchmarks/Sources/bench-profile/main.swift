@@ -17,6 +17,8 @@ import Foundation
 //   bench-profile sha256 <count>      one SHA-256 call's cost at 40, 100 and 300 bytes
 //   bench-profile floor <events>      raw LMDB writing what the engine wrote (Floor.swift)
 //   bench-profile floor-rebuild       the sorted-append floor for the fixture's projections
+//   bench-profile callers-floor <n>   16 callers (verifying P-256, or not) over a raw LMDB group
+//                                     commit, beside the engine's callers (CallersFloor.swift)
 //   bench-profile rebuild <events>    every projection rebuilt (of $BENCH_STORE, else of a fresh
 //                                     ingest; $BENCH_BATCH events per transaction)
 //   bench-profile fixture             builds the cached 1M-event fixture (make bench would)
@@ -32,7 +34,7 @@ let workload = args.count > 1 ? args[1] : "ingest"
 let count = args.count > 2 ? Int(args[2])! : 20_000
 let path = Scratch.fresh("profile-\(workload)")
 // Group commit only matters when commits wait for the disk: that workload is durable.
-let l = try EngineSetup.ledger(at: path, unsafeNoSync: !["concurrent", "signed", "ingest-durable", "bursts"].contains(workload))
+let l = try EngineSetup.ledger(at: path, unsafeNoSync: !["concurrent", "signed", "ingest-durable", "bursts", "callers-floor"].contains(workload))
 let started = Date()
 switch workload {
 case "ingest":
@@ -186,6 +188,8 @@ case "sha256":
     }
 case "floor-rebuild":
     try Floor.rebuild()
+case "callers-floor":
+    try CallersFloor.run(approvals: count)
 case "rebuild":
     // Rebuilds every projection of the store at $BENCH_STORE (default: a fresh ingest of `count`).
     let store = ProcessInfo.processInfo.environment["BENCH_STORE"].map { try! Ledger(path: $0) } ?? {
