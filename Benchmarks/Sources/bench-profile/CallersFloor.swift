@@ -135,8 +135,8 @@ enum CallersFloor {
         }
         print(String(format: "16 callers over one: engine %.1f×, raw %.1f×", medians[0].0 / medians[5].0, medians[1].0 / medians[6].0))
         // make bench's shape: bursts of 256 from the 16 callers, each followed by 8 single
-        // commits from one caller (a lone write commits on its caller's thread, as the
-        // engine's does); the ratio of the medians.
+        // commits on one caller's thread (as a lone caller commits in the engine); the
+        // ratio of the medians. The writer thread gathers from a burst's first write on.
         let commit = GroupCommit(try RawLMDBLog(path: Scratch.fresh("callers-floor-bursts")), cap: 16)
         defer { commit.stop() }
         var bursts: [Double] = [], singles: [Double] = []
