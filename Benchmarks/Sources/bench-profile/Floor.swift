@@ -36,8 +36,9 @@ enum Floor {
         for s in streams { print(String(format: "  %@: %.2f entries per event", s.database as NSString, Double(s.entries.count) / Double(events))) }
         let log = streams.filter { $0.database == "events" || $0.database == "log_index#2" }
         // The cheapest shape that still answers what a proposal must: its log value, its
-        // action's stream and its command id (idempotency), and one Today entry (the feed
-        // key alone; the item's fields are the proposal's, read by seq). Nothing else.
+        // action's stream and its command id (idempotency), and one Today entry (its feed
+        // entry as the engine stores it; the item's fields are the proposal's, read by seq).
+        // Nothing else.
         let cheapest = streams.filter { ["events", "log_index#2", "log_index#5", "p/today/0#1"].contains($0.database) }
         let steps: [(String, [Stream], Costs)] = [
             ("raw: the log and one index", log, []),
