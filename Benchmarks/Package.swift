@@ -26,8 +26,8 @@ let package = Package(
         .systemLibrary(name: "BenchLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         // glibc's malloc.h, for the heap probe of the streaming workloads.
         .systemLibrary(name: "CMallocInfo"),
-        // The baselines: raw LMDB and SQLite logs, no engine code.
-        .target(name: "Baselines", dependencies: ["CSQLite", "BenchLMDB"],
+        // The baselines: raw LMDB and SQLite logs, and the cheapest shape's floor; no engine code.
+        .target(name: "Baselines", dependencies: ["CSQLite", "BenchLMDB", .product(name: "Crypto", package: "swift-crypto")],
                 swiftSettings: [.swiftLanguageMode(.v6)]),
         // Fixtures and workload helpers over the engine.
         .target(name: "BenchSupport",

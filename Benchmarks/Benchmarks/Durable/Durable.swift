@@ -48,7 +48,8 @@ func rotated(_ iteration: Int, _ steps: [() throws -> Void]) throws {
 
 /// Proposals at `n` per transaction: the engine (chain, indexes, projections, idempotency
 /// record) against the two baselines writing the same ~282-byte values (SQLite with the
-/// indexes its queries would need, see SQLiteLog).
+/// indexes its queries would need, see SQLiteLog), and the floor of the cheapest design
+/// that meets the requirements (CheapestShapeLog) proposing the same ids.
 ///
 /// Timed until the projections have folded to the head: the engine's group of `n`
 /// commands is one job, so its transaction folds inline as soon as the tail reaches
@@ -59,10 +60,12 @@ func ingest(_ n: Int) {
         let engine: Ledger
         let lmdb: RawLMDBLog
         let sqlite: SQLiteLog
+        let floor: CheapestShapeLog
         var next = 0
     }
     let state = Box<State>()
-    let config = Benchmark.Configuration(metrics: [.wallClock, .throughput, metric("engine"), metric("lmdb"), metric("sqlite")],
+    let config = Benchmark.Configuration(metrics: [.wallClock, .throughput, metric("engine"), metric("lmdb"), metric("sqlite"),
+                                                   metric("floor")],
                                          maxIterations: n >= 100 ? 150 : 600)
     Benchmark("ingest \(n)/txn", configuration: config) { benchmark in
         var s = state.get
@@ -71,10 +74,15 @@ func ingest(_ n: Int) {
         }
         s.next += n
         state.value = s
+        // The cheapest shape's floor proposes the same action and command ids in a store of its own.
+        let ids = requests.map { $0.command.actionId ?? "" }, commandIds = requests.map(\.commandId)
         try rotated(s.next / n, [
             { benchmark.measurement(metric("engine"), try nanoseconds { try EngineSetup.mustSucceed(s.engine, requests) }) },
             { benchmark.measurement(metric("lmdb"), try nanoseconds { try s.lmdb.append(count: n, value: Sample.storedValue) }) },
             { benchmark.measurement(metric("sqlite"), try nanoseconds { try s.sqlite.append(count: n, value: Sample.storedValue) }) },
+            { benchmark.measurement(metric("floor"), try nanoseconds {
+                try s.floor.propose(ids, commandIds: commandIds, value: Sample.storedValue, preview: Sample.previewBytes)
+            }) },
         ])
         if n >= 32 {
             let lag = try s.engine.query { try $0.statuses().map(\.lag).max() ?? 0 }
@@ -83,7 +91,8 @@ func ingest(_ n: Int) {
     } setup: {
         state.value = State(engine: try EngineSetup.ledger(at: Scratch.fresh("ingest-engine-\(n)")),
                             lmdb: try RawLMDBLog(path: Scratch.fresh("ingest-lmdb-\(n)")),
-                            sqlite: try SQLiteLog(path: Scratch.fresh("ingest-sqlite-\(n)")))
+                            sqlite: try SQLiteLog(path: Scratch.fresh("ingest-sqlite-\(n)")),
+                            floor: try CheapestShapeLog(path: Scratch.fresh("ingest-floor-\(n)")))
     } teardown: {
         state.value = nil
     }

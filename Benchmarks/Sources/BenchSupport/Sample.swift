@@ -30,6 +30,9 @@ public enum Sample {
                                          expiresAt: nil))
     }
 
+    /// The preview text's bytes: what a proposal's content hash is computed over.
+    public static let previewBytes: [UInt8] = Array(text.utf8)
+
     /// Preview text sized once so that a probe proposal encodes to ``eventBytes``.
     static let text: String = {
         func size(_ t: String) -> Int {

@@ -33,7 +33,12 @@ enum Floor {
         let perEvent = streams.reduce(0.0) { $0 + Double($1.entries.count) } / Double(events)
         print(String(format: "engine ingest, 1000/txn: %8.0f ev/s; %.1f stored entries per event in %d ranges",
                      engine, perEvent, streams.count))
-        for s in streams { print(String(format: "  %@: %.2f entries per event", s.database as NSString, Double(s.entries.count) / Double(events))) }
+        for s in streams {
+            let n = Double(max(1, s.entries.count))
+            print(String(format: "  %@: %.2f entries per event, keys of %.0f bytes, values of %.0f", s.database as NSString,
+                         Double(s.entries.count) / Double(events), Double(s.entries.reduce(0) { $0 + $1.0.count }) / n,
+                         Double(s.entries.reduce(0) { $0 + $1.1.count }) / n))
+        }
         let log = streams.filter { $0.database == "events" || $0.database == "log_index#2" }
         // The cheapest shape that still answers what a proposal must: its log value, its
         // action's stream and its command id (idempotency), and one Today entry (its feed
