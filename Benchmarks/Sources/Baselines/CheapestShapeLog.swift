@@ -24,18 +24,9 @@ public final class CheapestShapeLog: @unchecked Sendable {
 
     /// Opens (creating) an environment at `path` (a file, `MDB_NOSUBDIR`).
     public init(path: String, mapSize: Int = 16 << 30) throws {
-        var handle: OpaquePointer?
-        try check(mdb_env_create(&handle), "mdb_env_create")
-        env = handle!
-        try check(mdb_env_set_maxdbs(env, 4), "mdb_env_set_maxdbs")
-        try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
-        try check(mdb_env_open(env, path, UInt32(MDB_NOSUBDIR | MDB_NOTLS), 0o644), "mdb_env_open")
-        var txn: OpaquePointer?
-        try check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
-        try check(mdb_dbi_open(txn, "log", UInt32(MDB_CREATE), &log), "mdb_dbi_open(log)")
-        try check(mdb_dbi_open(txn, "index", UInt32(MDB_CREATE), &index), "mdb_dbi_open(index)")
-        try check(mdb_dbi_open(txn, "today", UInt32(MDB_CREATE), &today), "mdb_dbi_open(today)")
-        try check(mdb_txn_commit(txn), "mdb_txn_commit")
+        let (env, dbis) = try openBaseline(path, mapSize: mapSize, databases: ["log", "index", "today"])
+        self.env = env
+        (log, index, today) = (dbis[0], dbis[1], dbis[2])
     }
 
     deinit { mdb_env_close(env) }

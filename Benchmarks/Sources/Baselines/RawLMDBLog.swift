@@ -14,17 +14,9 @@ public final class RawLMDBLog: @unchecked Sendable {
 
     /// Opens (creating) an environment at `path` (a file, `MDB_NOSUBDIR`).
     public init(path: String, mapSize: Int = 16 << 30) throws {
-        var handle: OpaquePointer?
-        try check(mdb_env_create(&handle), "mdb_env_create")
-        env = handle!
-        try check(mdb_env_set_maxdbs(env, 4), "mdb_env_set_maxdbs")
-        try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
-        try check(mdb_env_open(env, path, UInt32(MDB_NOSUBDIR | MDB_NOTLS), 0o644), "mdb_env_open")
-        var txn: OpaquePointer?
-        try check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
-        try check(mdb_dbi_open(txn, "log", UInt32(MDB_CREATE), &log), "mdb_dbi_open(log)")
-        try check(mdb_dbi_open(txn, "index", UInt32(MDB_CREATE), &index), "mdb_dbi_open(index)")
-        try check(mdb_txn_commit(txn), "mdb_txn_commit")
+        let (env, dbis) = try openBaseline(path, mapSize: mapSize, databases: ["log", "index"])
+        self.env = env
+        (log, index) = (dbis[0], dbis[1])
     }
 
     deinit { mdb_env_close(env) }
@@ -70,6 +62,26 @@ public final class RawLMDBLog: @unchecked Sendable {
 /// An LMDB or SQLite call that failed.
 public struct BaselineError: Error, CustomStringConvertible {
     public let description: String
+}
+
+/// Opens (creating) a durable environment at `path` (a file, `MDB_NOSUBDIR`, `MDB_NOTLS`)
+/// and creates `databases` in it; returns the environment and their handles.
+func openBaseline(_ path: String, mapSize: Int, databases: [String]) throws -> (OpaquePointer, [MDB_dbi]) {
+    var handle: OpaquePointer?
+    try check(mdb_env_create(&handle), "mdb_env_create")
+    let env = handle!
+    try check(mdb_env_set_maxdbs(env, 4), "mdb_env_set_maxdbs")
+    try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
+    try check(mdb_env_open(env, path, UInt32(MDB_NOSUBDIR | MDB_NOTLS), 0o644), "mdb_env_open")
+    var txn: OpaquePointer?
+    try check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
+    let dbis = try databases.map { name in
+        var dbi: MDB_dbi = 0
+        try check(mdb_dbi_open(txn, name, UInt32(MDB_CREATE), &dbi), "mdb_dbi_open(\(name))")
+        return dbi
+    }
+    try check(mdb_txn_commit(txn), "mdb_txn_commit")
+    return (env, dbis)
 }
 
 func check(_ rc: Int32, _ what: String) throws {
