@@ -111,9 +111,9 @@ public final class Ledger: Sendable {
         try requireWriter().perform { session in
             for (event, hash) in events {
                 try session.appendVerbatim(event, expectedHash: hash)
-                // Restored commands stay idempotent: a replayed command id appends nothing.
-                // A recorded refusal's id was never registered (a queued replay may still run).
-                if event.type != .tapRefused { try session.indexVerbatimCommand(event.commandId, seq: event.seq) }
+                // Restored commands stay idempotent: a replayed command id appends nothing (a
+                // recorded refusal's too: its proof is spent).
+                try session.indexVerbatimCommand(event.commandId, seq: event.seq)
             }
         }
     }

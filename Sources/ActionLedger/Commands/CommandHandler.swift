@@ -31,13 +31,16 @@ enum CommandHandler {
         do {
             result = try decide(request, session, before: &before)
         } catch let e as LedgerError {
-            // An authenticated refusal is recorded (its command id is not: a queued replay may run).
+            // An authenticated refusal is recorded, and its command id with it: the proof it
+            // carried is spent. Otherwise anyone who reads the log could submit that proof
+            // again once the step became possible (an approval signed before its review).
             guard session.writes == writes, let now = try? TimeRules.check(request.now, head: try session.headTime()),
                   let refusal = try RefusalRecorder.refusal(for: request, e, reader: reader, now: now),
                   let id = request.command.actionId, let s = try reader.actionState(id) else { throw e }
             let stored = try session.append(Event(at: now, actor: s.person, device: CommandStatement.deviceId(request.command),
                                                   commandId: request.commandId, org: s.org, person: s.person, actionId: id,
                                                   payload: .tapRefused(refusal)))
+            try session.recordCommand(request.commandId, first: stored.seq, count: 1)
             var refused = CommandResult(commandId: request.commandId, events: [stored], replayed: false, action: s)
             var details = e.details
             details["recorded_seq"] = .number(Double(stored.event.seq))
@@ -74,8 +77,16 @@ enum CommandHandler {
 
     private static func replay(_ request: CommandRequest, _ events: [StoredEvent], _ reader: LogReader) throws -> CommandResult {
         let action = try request.command.actionId.flatMap { try reader.actionState($0) }
-        return CommandResult(commandId: request.commandId, events: events, replayed: true, action: action,
-                             nextTap: try action.flatMap { Policy.nextTap($0, under: try reader.policy(org: $0.org)) })
+        var result = CommandResult(commandId: request.commandId, events: events, replayed: true, action: action,
+                                   nextTap: try action.flatMap { Policy.nextTap($0, under: try reader.policy(org: $0.org)) })
+        // The original result of a recorded refusal is that refusal, again.
+        if let first = events.first, case .tapRefused(let r) = first.event.payload {
+            let code = LedgerError.Code.all.first { $0.rawValue == r.code } ?? .invalidInput
+            result.refusal = LedgerError(code, "\(r.step.rawValue) of \(first.event.actionId ?? "?") by \(first.event.device ?? "?") "
+                + "was refused (\(r.code)) and recorded as tap.refused, seq \(first.seq); its command id and proof are spent: "
+                + "sign a new statement with a new command id", details: ["recorded_seq": .number(Double(first.seq))])
+        }
+        return result
     }
 
     /// Judges and appends; `before` receives the action's state as judged, if any.

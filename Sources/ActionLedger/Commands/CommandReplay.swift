@@ -6,6 +6,12 @@ enum CommandReplay {
 
     /// Whether `command` is the one that appended `first` (the first event of its id).
     static func answers(_ command: Command, _ first: Event) -> Bool {
+        // A recorded refusal answers the step it refused, from its device: a proof is
+        // used once, refused or not (Specs/policy.md §7).
+        if case .tapRefused(let r) = first.payload {
+            return kind(of: command) == r.step.rawValue && command.actionId == first.actionId
+                && CommandStatement.deviceId(command) == first.device
+        }
         guard kind(of: command) == kind(of: first), command.actionId == first.actionId else { return false }
         switch command {
         case .tap(_, _, let device, _, _), .dismiss(_, let device, _), .edit(_, let device, _), .hold(_, let device, _):
@@ -27,7 +33,23 @@ enum CommandReplay {
         case .setRelyingParty(let rp):
             if case .relyingParty(let recorded) = first.payload { return recorded == rp }
             return false
-        case .propose, .recordOutcome, .expire:
+        case .propose(let input):
+            // The same proposal, not merely the same action id: a used id never answers
+            // another caller with someone else's proposal.
+            guard case .proposed(var p) = first.payload else { return false }
+            p.pinned = input.proposal.pinned  // what the engine added: the policy it pinned
+            return first.org == input.org && first.person == input.person && p == input.proposal
+        case .recordOutcome(_, let succeeded, let outcome):
+            // The same status and outcome (the engine adds the deciding device when absent).
+            let recorded: Outcome
+            switch first.payload {
+            case .executed(let o) where succeeded: recorded = o
+            case .failed(let o) where !succeeded: recorded = o
+            default: return false
+            }
+            guard case .object(let given) = outcome, case .object(let stored)? = try? JSONParser.parse(recorded.outcome) else { return false }
+            return given.pairs.allSatisfy { stored[$0.0] == $0.1 }
+        case .expire:
             return true
         }
     }

@@ -1,6 +1,6 @@
 /// `tap.refused` (event code 50): a tap, dismissal, edit or hold refused although its proof
 /// verifies — the one kind of refusal that writes, because it is authenticated
-/// (Specs/policy.md §7, Specs/statements.md §2.3). Its command id is not registered.
+/// (Specs/policy.md §7, Specs/statements.md §2.3). Its command id is registered to it: the proof is spent.
 public struct TapRefusal: Sendable, Equatable {
     /// The step the device signed.
     public var step: Statement.Step

@@ -52,6 +52,8 @@ public struct DecisionReplay {
     var previous: Event?
     /// Set by a proposal the policy ships at once: the next event must be its auto-ship.
     private var expectedAutoShip: (actionId: String, commandId: String, rule: String)?
+    /// Command ids of recorded refusals → their seq: no later event may reuse one.
+    private var refusedCommands: [String: UInt64] = [:]
 
     public init() {}
 
@@ -108,11 +110,20 @@ public struct DecisionReplay {
             }
             let range = try reader.command(event.commandId)
             let covered = range.map { $0.first <= event.seq && event.seq < $0.first + UInt64($0.count) } ?? false
-            // A recorded refusal's command id is never registered (policy.md §7).
-            guard covered != (event.type == .tapRefused) else {
-                throw fail("command.unique", event.type == .tapRefused
-                    ? "the commands index registers refused command \(event.commandId)"
-                    : "the commands index does not give command \(event.commandId) this seq")
+            if event.type == .tapRefused {
+                // A recorded refusal registers its command id (policy.md §7). A store written
+                // before that rule has it unregistered, or given to a later command (which the
+                // check below reports).
+                if let r = range, !covered, r.first < event.seq {
+                    throw fail("command.unique", "the commands index gives refused command \(event.commandId) seq \(r.first)")
+                }
+                refusedCommands[event.commandId] = event.seq
+            } else {
+                guard covered else { throw fail("command.unique", "the commands index does not give command \(event.commandId) this seq") }
+                if let refused = refusedCommands[event.commandId] {
+                    throw fail("refusal.replayed", "command id \(event.commandId) was refused and recorded at seq \(refused): "
+                        + "its proof is spent, and this event reuses it")
+                }
             }
         }
         let day = event.at.utcDay

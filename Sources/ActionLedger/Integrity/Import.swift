@@ -42,7 +42,7 @@ extension Ledger {
         try perform { session in
             for (event, hash) in events {
                 try session.appendVerbatim(event, expectedHash: hash)
-                if event.type != .tapRefused { try session.indexVerbatimCommand(event.commandId, seq: event.seq) }
+                try session.indexVerbatimCommand(event.commandId, seq: event.seq)
             }
             // Judged after the indexes hold the whole file, as `audit replay` judges a store.
             let report = try DecisionReplay.run(session.reader)

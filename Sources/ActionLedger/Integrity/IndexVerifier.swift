@@ -53,14 +53,20 @@ struct IndexVerifier {
             }
             if f.type == .deviceLinked || f.type == .actionProposed, personOrgs[f.person] == nil { personOrgs[f.person] = f.org }
             if f.type == .storeRelyingParty { lastRelyingParty = seq }
-            if f.type == .tapRefused, let d = f.actingDevice {
-                let last = refusals[d]
-                refusals[d] = (f.at.minute, last.map { $0.minute == f.at.minute ? $0.count + 1 : 1 } ?? 1)
-                return true  // a recorded refusal's command id is not registered
-            }
             let key = Array(f.commandId.utf8)
             let range = try dbs.commands.withValue(reader.txn, key: key) { b in
                 b.count == 12 ? (Keys.readU64(b), UInt64(UInt32(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))) : nil
+            }
+            if f.type == .tapRefused, let d = f.actingDevice {
+                let last = refusals[d]
+                refusals[d] = (f.at.minute, last.map { $0.minute == f.at.minute ? $0.count + 1 : 1 } ?? 1)
+                // A recorded refusal registers its command id; a store written before that
+                // rule has it unregistered, or given to a later command (audit replay reports
+                // that as a spent proof replayed).
+                if let r = range, let (first, count) = r, !(first <= seq && seq - first < count), first < seq {
+                    throw Self.failure(dbs.commands, key, seq, "index_mismatch", "gives refused seq \(seq)'s command an earlier seq")
+                }
+                return true
             }
             guard let range else { throw Self.failure(dbs.commands, key, seq, "index_missing", "has no entry for seq \(seq)") }
             guard let (first, count) = range, first <= seq, seq - first < count else {

@@ -3,8 +3,8 @@ import Testing
 @testable import ActionLedger
 
 /// `tap.refused` (Specs/policy.md §7, statements.md §2.3): a refusal whose proof verifies is
-/// recorded, without registering its command id; unauthenticated ones write nothing; a
-/// device's recorded refusals are rate-limited; every checker verifies them offline.
+/// recorded and registers its command id (the proof is spent); unauthenticated ones write
+/// nothing; a device's recorded refusals are rate-limited; every checker verifies them offline.
 @Suite struct TapRefusedTests {
     static func head(_ t: TempLedger) throws -> UInt64 { try t.ledger.read { try $0.head().seq } }
 
@@ -34,31 +34,85 @@ import Testing
         #expect(r.code == "device_revoked" && r.step == .review && event.device == "iphone" && event.actionId == "a1")
         #expect(r.statement == (try t.ledger.statement(for: .tap(.review, actionId: "a1", device: "iphone"), commandId: "cmd-stolen",
                                                        claimedAt: t0).bytes))
-        // Its command id is not registered, and the action is unchanged.
-        #expect(try t.ledger.read { try $0.command("cmd-stolen") } == nil)
+        // Its command id is registered to the refusal, and the action is unchanged.
+        #expect(try t.ledger.read { try $0.command("cmd-stolen") }.map { [$0.first, UInt64($0.count)] } == [5, 1])
         #expect(try t.ledger.read { try $0.actionState("a1")?.taps.isEmpty } == true)
+        // The same signed review again gets the same refusal, and appends nothing.
+        let again = try requireLedgerError(.deviceRevoked) {
+            try t.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone, commandId: "cmd-stolen")
+        }
+        #expect(again.details["recorded_seq"] == 5 && again.message.contains("spent"))
+        #expect(try Self.head(t) == 5)
         #expect(EventCodec.encode(try Event(json: event.json())) == EventCodec.encode(event))
         try Self.verifiesEverywhere(t)
     }
 
-    @Test func aSignedTapThePolicyRefusesIsRecordedAndItsCommandIdStaysFree() throws {
+    /// A proof is used once, refused or not: an approve signed before its review is refused
+    /// and recorded, and whoever submits it again later (the device's queue, or anyone who
+    /// read it in the log) gets that refusal back, though the review has come since.
+    @Test func aRecordedRefusalSpendsItsProof() throws {
         let t = try keyedStore()
         let phone = TestDeviceKey()
         try t.ledger.linkKeyed("iphone", phone)
         let approve = Command.tap(.approve, actionId: "a1", device: "iphone")
-        let statement = try t.ledger.statement(for: approve, commandId: "cmd-queued", claimedAt: t0)
+        let statement = try t.ledger.statement(for: approve, commandId: "cmd-early", claimedAt: t0)
         let proof = ProofInput(claimedAt: t0, signature: try phone.sign(statement.bytes))
-        // An offline queue sends its approve before its review reached the engine.
-        try requireLedgerError(.tapsRequired) { try t.ledger.execute(CommandRequest(approve, commandId: "cmd-queued", now: t0, proof: proof)) }
+        try requireLedgerError(.tapsRequired) { try t.ledger.execute(CommandRequest(approve, commandId: "cmd-early", now: t0, proof: proof)) }
         #expect(try Self.head(t) == 4)
+        #expect(try t.ledger.read { try $0.command("cmd-early") }.map { [$0.first, UInt64($0.count)] } == [4, 1])
         try t.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone)
-        // The queued approve replays with its id and its proof, and now counts.
-        let r = try t.ledger.execute(CommandRequest(approve, commandId: "cmd-queued", now: t0, proof: proof))
-        #expect(!r.replayed && r.action?.status == .approved)
+        let e = try requireLedgerError(.tapsRequired) {
+            try t.ledger.execute(CommandRequest(approve, commandId: "cmd-early", now: t0.adding(milliseconds: 1_000), proof: proof))
+        }
+        #expect(e.details["recorded_seq"] == 4 && e.message.contains("spent"))
+        #expect(try Self.head(t) == 5)
+        #expect(try t.ledger.read { try $0.actionState("a1")?.status } == .pending)
+        // Another command under that id is refused as a used id, and writes nothing.
+        try requireLedgerError(.invalidInput) {
+            try t.ledger.signed(.dismiss(actionId: "a1", device: "iphone", reason: "x"), phone, commandId: "cmd-early")
+        }
+        #expect(try Self.head(t) == 5)
+        // A new statement, under a new command id, approves.
+        #expect(try t.ledger.signed(approve, phone).action?.status == .approved)
         // A stale signature on a decided action: already_decided, recorded too.
         try requireLedgerError(.alreadyDecided) { try t.ledger.signed(.dismiss(actionId: "a1", device: "iphone", reason: "x"), phone) }
         #expect(try Self.head(t) == 7)
         try Self.verifiesEverywhere(t)
+    }
+
+    /// A store written before recorded refusals registered their ids (an earlier build) and
+    /// where a spent proof then ran: its index still verifies, audit replay reports the
+    /// reuse, and its export is refused by import.
+    @Test func aSpentProofThatRanInAnEarlierStoreIsReported() throws {
+        let t = try keyedStore()
+        let phone = TestDeviceKey()
+        try t.ledger.linkKeyed("iphone", phone)
+        let approve = Command.tap(.approve, actionId: "a1", device: "iphone")
+        let statement = try t.ledger.statement(for: approve, commandId: "cmd-early", claimedAt: t0)
+        let proof = ProofInput(claimedAt: t0, signature: try phone.sign(statement.bytes))
+        try requireLedgerError(.tapsRequired) { try t.ledger.execute(CommandRequest(approve, commandId: "cmd-early", now: t0, proof: proof)) }
+        // The same four events, indexed as an earlier build did: the refusal's id left free.
+        let legacy = try TempLedger()
+        let events = try t.ledger.read { r in try (1...4).map { try r.event($0)!.event } }
+        try legacy.ledger.perform { session in
+            for e in events {
+                try session.appendVerbatim(e, expectedHash: nil)
+                if e.type != .tapRefused { try session.indexVerbatimCommand(e.commandId, seq: e.seq) }
+            }
+        }
+        _ = try legacy.ledger.verify(VerifyOptions(deep: true))
+        #expect(try legacy.ledger.replayDecisions().mismatch == nil)
+        try legacy.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone)
+        // There the spent proof still runs (its id was never registered) ...
+        #expect(try legacy.ledger.execute(CommandRequest(approve, commandId: "cmd-early", now: t0, proof: proof)).action?.status == .approved)
+        // ... and every check names it: the index is as that build left it, the reuse is not.
+        _ = try legacy.ledger.verify(VerifyOptions(deep: true))
+        let m = try legacy.ledger.replayDecisions().mismatch
+        #expect(m?.rule == "refusal.replayed" && m?.seq == 6, "\(String(describing: m))")
+        let (path, _) = try legacy.exportAndVerifyIndependently()
+        let fresh = try TempLedger()
+        try requireLedgerError(.invalidInput) { _ = try fresh.ledger.importJSONL(path: path) }
+        #expect(try fresh.ledger.read { try $0.head().seq } == 0)
     }
 
     @Test func unauthenticatedRefusalsWriteNothing() throws {
