@@ -24,9 +24,16 @@ extension LedgerServer {
                 let who = try context.require(.device)
                 let id = try context.parameters.require("id")
                 // An unknown action is named before the body is judged: a retry learns the real problem.
-                _ = try self.action(id, visibleTo: nil, org: who.org)
-                let f = try Fields(try await LedgerServer.body(request, context),
-                                   allowed: ["user_verified", "proof", "claimed_at", "content_hash", "reason", "text", "until"])
+                let state = try self.action(id, visibleTo: nil, org: who.org)
+                // Each step's own fields (openapi: TapBody, DismissBody, EditBody, HoldBody): another
+                // step's field is refused, not ignored (an edit posted to /review records no review).
+                let own: [String] = switch step {
+                case .review, .confirm, .approve: ["user_verified"]
+                case .dismiss: ["reason"]
+                case .edit: ["text"]
+                case .hold: ["until"]
+                }
+                let f = try Fields(try await LedgerServer.body(request, context), allowed: Set(["proof", "claimed_at", "content_hash"] + own))
                 let seen = try LedgerServer.seenContent(request, f)
                 let device = who.device!
                 let command: Command
@@ -38,12 +45,15 @@ extension LedgerServer {
                 case .edit: command = .edit(actionId: id, device: device, text: try f.require("text", f.string))
                 case .hold: command = .hold(actionId: id, device: device, until: try f.require("until", f.time))
                 }
-                if step == .dismiss || step == .edit || step == .hold, let seen {
-                    // Taps carry the hash into the engine; the changes are checked here against the current content.
+                if step == .dismiss || step == .edit || step == .hold, let seen,
+                   try self.ledger.read({ try $0.deviceState(device)?.person }) == state.person {
+                    // Taps carry the hash into the engine; the changes are checked here against the
+                    // current content, for the action's own person only: anyone else gets the
+                    // engine's refusal (device_not_owned), never the content's hash.
                     let current = try self.ledger.read { try $0.actionState(id)?.contentHash }
                     if let current, current != seen {
                         throw LedgerError(.staleContent, "the action's content changed since \(seen.hex)",
-                                          details: ["content_hash": .string(current.hex)])
+                                          details: ["current_content_hash": .string(current.hex)])
                     }
                 }
                 var proof: ProofInput?

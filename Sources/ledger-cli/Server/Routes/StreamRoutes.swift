@@ -40,7 +40,10 @@ extension LedgerServer {
             let head = try self.ledger.read { try $0.head().seq }
             var from: UInt64?
             if let last = request.headers[.lastEventID] {
-                guard let n = UInt64(last.trimmingCharacters(in: .whitespaces)) else { throw Problem.invalid("Last-Event-ID: expected a seq", field: "Last-Event-ID") }
+                // Bounded as `from` is: a seq past any log's (2^64 - 1 would overflow the next seq).
+                guard let n = UInt64(last.trimmingCharacters(in: .whitespaces)), n < UInt64(Query.maxSeq) else {
+                    throw Problem.invalid("Last-Event-ID: expected a seq below \(Query.maxSeq)", field: "Last-Event-ID")
+                }
                 from = n + 1
             } else if q.string("from") != nil {
                 from = UInt64(try q.int("from", default: 1, in: 1...Query.maxSeq))
