@@ -127,6 +127,11 @@ enum CommandHandler {
 
         switch request.command {
         case .propose(let input):
+            // An action past its expiry can no longer be decided (events.md), auto-ship included.
+            if let expires = input.proposal.expiresAt, expires <= now {
+                throw LedgerError(.invalidInput, "expires_at \(expires.iso8601) is not after the engine's time \(now.iso8601)",
+                                  details: ["field": "expires_at"])
+            }
             if try reader.hasAction(input.actionId) {
                 throw LedgerError(.duplicateAction, "action \(input.actionId) was already proposed",
                                   details: ["action_id": .string(input.actionId)])

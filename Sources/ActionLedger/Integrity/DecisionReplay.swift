@@ -175,6 +175,9 @@ public struct DecisionReplay {
                 if EventCodec.contentHash(of: p.preview) != p.contentHash {
                     throw fail("content_hash", "the content hash is not the preview's", .integrityFailure)
                 }
+                if let expires = p.expiresAt, expires <= event.at {
+                    throw fail("action.propose", "expires_at \(expires.iso8601) is not after the proposal's time", .invalidInput)
+                }
                 if event.actor != "specialist:\(p.specialist.name)" {
                     throw fail("action.propose", "a proposal by \(event.actor), not by specialist:\(p.specialist.name)", nil)
                 }

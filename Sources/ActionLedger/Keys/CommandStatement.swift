@@ -51,7 +51,13 @@ extension Ledger {
     /// - throws: `unknown_action`; `invalid_input` for a command no device signs or an empty store.
     public func statement(for command: Command, commandId: String, claimedAt: Timestamp,
                           contentHash: Digest? = nil) throws -> Statement.Tap {
-        try read { reader in
+        if let (field, problem) = command.identifierProblem {
+            throw LedgerError(.invalidInput, "\(field) \(problem)", details: ["field": .string(field)])
+        }
+        if let problem = Identifier.problem(commandId) {
+            throw LedgerError(.invalidInput, "command id \(problem)", details: ["field": "command_id"])
+        }
+        return try read { reader in
             guard let id = command.actionId, let s = try reader.actionState(id) else {
                 throw LedgerError(.unknownAction, "no action \(command.actionId ?? "")",
                                   details: ["action_id": .string(command.actionId ?? "")])

@@ -25,7 +25,7 @@ struct Init: LedgerSubcommand {
         if FileManager.default.fileExists(atPath: global.path) {
             throw LedgerError(.notEmpty, "\(global.path) already exists; init makes new stores only")
         }
-        let ledger = try global.open(write: true)
+        let ledger = try global.open(write: true, create: true)
         try ledger.create(StoreCreation(testClock: testClock, demo: false), now: now)
         let head = try ledger.read { try $0.head() }
         if global.json {

@@ -56,6 +56,7 @@ struct StatementCommand: LedgerSubcommand {
         case .edit: command = .edit(actionId: action, device: device, text: text ?? "")
         case .hold: command = .hold(actionId: action, device: device, until: try Clock.parse(until ?? "", option: "--until"))
         }
+        try CommandRunner.requireIdentifiers(command)
         let ledger = try global.open(write: false)
         let claimed = try claimedAt.map { try Clock.parse($0, option: "--claimed-at") } ?? (try global.now(ledger))
         let id = commandId ?? CommandRequest.newCommandId()

@@ -12,6 +12,14 @@ struct OperatorOptions: ParsableArguments {
 }
 
 enum CommandRunner {
+    /// Refuses, before any store is opened, a command naming an action, device, person or
+    /// org that is no identifier, naming its option (Specs/cli.md).
+    static func requireIdentifiers(_ command: Command) throws {
+        guard let (field, problem) = command.identifierProblem else { return }
+        let option = field == "action_id" ? "the action id" : "--\(field)"
+        throw LedgerError(.invalidInput, "\(option) \(problem)", details: ["field": .string(field)])
+    }
+
     /// Opens the ledger for writing, runs `command` at the engine clock and prints the result.
     /// The actor and a policy's org are identifiers like every other id (Specs/events.md):
     /// checked here, before the store is opened, so nothing is written on a bad one.
@@ -20,9 +28,7 @@ enum CommandRunner {
         if let bad = Identifier.problem(actor) {
             throw LedgerError(.invalidInput, "--actor \(bad)", details: ["field": "actor"])
         }
-        if case .setPolicy(_, let org) = command, let bad = Identifier.problem(org) {
-            throw LedgerError(.invalidInput, "--org \(bad)", details: ["field": "org"])
-        }
+        try requireIdentifiers(command)
         let ledger = try global.open(write: true)
         let now = try global.now(ledger)
         let result = try ledger.execute(CommandRequest(command, commandId: commandId, now: now, actor: actor,

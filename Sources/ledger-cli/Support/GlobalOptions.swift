@@ -22,12 +22,15 @@ struct GlobalOptions: ParsableArguments {
     /// Commands that only read open it `MDB_RDONLY` themselves, with or without
     /// `--read-only`: a query never needs write access (a file the user cannot write, a
     /// read-only mount), and an audit's queries cannot change the store they audit.
-    func open(write: Bool) throws -> Ledger {
+    /// Only `create` (`ledger init`) opens a path where no store is: any other command,
+    /// writing or not, would otherwise start a second log at a mistyped `--db`, without
+    /// its `store.created`.
+    func open(write: Bool, create: Bool = false) throws -> Ledger {
         if write && readOnly {
             throw LedgerError(.readOnly, "this command writes; it cannot run with --read-only")
         }
-        if !write && !FileManager.default.fileExists(atPath: path) {
-            throw LedgerError(.invalidInput, "no ledger at \(path) (set --db or LEDGER_DB)")
+        if !create && !FileManager.default.fileExists(atPath: path) {
+            throw LedgerError(.invalidInput, "no ledger at \(path) (set --db or LEDGER_DB; `ledger init` creates one)")
         }
         return try Ledger(path: path, options: Ledger.Options(readOnly: readOnly || !write))
     }

@@ -77,18 +77,24 @@ import Testing
         let t = try TempLedger(), l = t.ledger!
         try l.link("iphone", platform: .ios)
         try l.run(.propose(proposal("a1", stakes: .low, confidence: 0.1, expiresAt: at("2026-11-22T10:00:00Z"))),
-                  now: at("2026-11-22T10:30:00Z"))
+                  now: at("2026-11-22T09:30:00Z"))
+        try l.run(.propose(proposal("a0", stakes: .medium)), now: at("2026-11-22T10:30:00Z"))
         // Backdating the clock to approve before the expiry: refused, nothing written.
         #expect(code { try l.run(.tap(.approve, actionId: "a1", device: "iphone"), now: at("2026-11-22T09:59:00Z")) } == .clockBehind)
+        // Nor can a proposal arrive already expired (it would auto-ship past its expiry).
+        #expect(code {
+            try l.run(.propose(proposal("a5", stakes: .low, confidence: 0.95, expiresAt: at("2026-11-22T10:00:00Z"))),
+                      now: at("2026-11-22T10:30:00Z"))
+        } == .invalidInput)
         // A few seconds behind (an NTP step): raised to the head's time.
         try l.run(.propose(proposal("a2", stakes: .medium)), now: at("2026-11-22T10:29:55Z"))
         #expect(try l.read { try $0.actionState("a2")?.proposedAt } == at("2026-11-22T10:30:00Z"))
         #expect(code { try l.run(.propose(proposal("a3")), now: at("1970-01-01T00:00:00Z")) } == .invalidInput)
         #expect(code { try l.run(.propose(proposal("a4")), now: at("9999-01-01T00:00:00Z")) } == .invalidInput)
-        #expect(try l.read { try $0.head().seq } == 3)
+        #expect(try l.read { try $0.head().seq } == 4)
         // Verbatim appends (import, scenarios) obey the same rule.
-        var late = try l.read { try $0.event(3)!.event }
-        late.seq = 4
+        var late = try l.read { try $0.event(4)!.event }
+        late.seq = 5
         late.commandId = "cmd-late"
         late.at = at("2026-11-22T09:00:00Z")
         #expect(code { try l.append(verbatim: [(late, nil)]) } == .invalidInput)

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// What a hostile tester found in the `ledger` CLI: a command at a path with no store
+/// made one, and ids that are no identifiers reached the store (and a statement).
+@Suite struct HostileCLITests {
+    let fixture: ProcessFixture
+    init() throws { fixture = try ProcessFixture("hostile") }
+
+    func ledger(_ args: [String], db: String) throws -> LedgerProcess.Output {
+        try LedgerProcess.run(args + ["--db", db, "--json"], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"])
+    }
+
+    /// Only `init` makes a store: any other command at a mistyped path is refused and
+    /// leaves no file behind (it used to start a second log without `store.created`).
+    @Test func noCommandButInitMakesAStore() throws {
+        let typo = fixture.path("typo.lmdb")
+        for args in [["approve", "a1", "--device", "phone"],
+                     ["devices", "link", "d1", "--person", "p", "--org", "o", "--label", "l", "--platform", "ios"],
+                     ["tokens", "issue", "--scope", "auditor", "--org", "o"], ["policy", "show"], ["log"]] {
+            let out = try ledger(args, db: typo)
+            #expect(out.status == LedgerError.Code.invalidInput.exitStatus && out.stderr.contains("no ledger at"),
+                    "\(args): \(out.status) \(out.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: typo) && !FileManager.default.fileExists(atPath: typo + "-lock"))
+        }
+        #expect(try LedgerProcess.run(["init", "--test-clock", "--db", typo], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"]).status == 0)
+        #expect(try ledger(["log"], db: typo).stdout.contains("store.created"))
+    }
+
+    /// Device, person and org options are identifiers: a look-alike, an invisible
+    /// character or a line break is refused as `invalid_input` naming the option, before
+    /// the store is opened; `statement` never prints a statement with a line cut into it.
+    @Test func idsThatAreNoIdentifiersAreRefusedNamingTheirOption() throws {
+        let db = fixture.path("ids.lmdb")
+        #expect(try LedgerProcess.run(["init", "--test-clock", "--db", db], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"]).status == 0)
+        #expect(try ledger(["devices", "link", "phone", "--person", "quinn", "--org", "qco", "--label", "P", "--platform", "ios"],
+                           db: db).status == 0)
+        let proposal = fixture.path("p.json")
+        try #"{"action_id":"a1","org":"qco","person":"quinn","specialist":{"name":"S","agent":"s"},"surface":"x","kind":"k","target":{"type":"t","id":"i"},"stakes":"medium","confidence":0.1,"preview":{"text":"hi","assets":0},"rationale":"r"}"#
+            .write(toFile: proposal, atomically: true, encoding: .utf8)
+        #expect(try ledger(["propose", proposal], db: db).status == 0)
+        let head = try ledger(["log"], db: db).stdout
+        for (args, field) in [(["review", "a1", "--device", "ph\u{043E}ne"], "device"),
+                              (["review", "a1", "--device", "phone\u{200B}"], "device"),
+                              (["devices", "revoke", "bad dev"], "device"),
+                              (["devices", "link", "n", "--person", "quinn", "--org", "q co", "--label", "L", "--platform", "ios"], "org"),
+                              (["devices", "link", "n", "--person", "quinn ", "--label", "L", "--platform", "ios"], "person"),
+                              (["statement", "a1", "--step", "approve", "--device", "phone\ncommand:evil"], "device")] {
+            let out = try ledger(args, db: db)
+            // With --json the refusal is the only thing on stdout: no statement.
+            #expect(out.status == LedgerError.Code.invalidInput.exitStatus && out.stdout.hasPrefix(#"{"error":"#)
+                    && out.stdout.contains(#""field":"\#(field)""#), "\(args): \(out.status) \(out.stdout)")
+        }
+        #expect(try ledger(["log"], db: db).stdout == head)
+        // The library refuses it too, whoever renders the statement.
+        let l = try Ledger(path: db, options: Ledger.Options(readOnly: true))
+        #expect(code { _ = try l.statement(for: .tap(.approve, actionId: "a1", device: "phone\ncommand:evil"), commandId: "c1",
+                                           claimedAt: at("2026-11-22T09:00:00Z")) } == .invalidInput)
+    }
+}
