@@ -1,4 +1,19 @@
 extension DecisionReplay.Report {
+    /// The report as one org's auditor sees it: that org's counts; whether the whole log
+    /// replays (it is one chain); a mismatch's details only when the event is the org's.
+    public func scoped(to org: String) -> DecisionReplay.Report {
+        var r = DecisionReplay.Report()
+        let mine = byOrg[org] ?? OrgCounts()
+        (r.eventsJudged, r.decisionsConfirmed, r.byRule, r.lastSeq) = (mine.eventsJudged, mine.decisionsConfirmed, mine.byRule, lastSeq)
+        r.byOrg = [org: mine]
+        if let m = mismatch {
+            r.mismatch = m.org == nil || m.org == org ? m
+                : DecisionReplay.Mismatch(seq: 0, rule: "other_org", code: nil,
+                                          message: "an event of another org does not replay; the operator's `ledger audit replay` names it")
+        }
+        return r
+    }
+
     /// `{"ok", "events_judged", "decisions_confirmed", "by_rule", "from_seq", "last_seq"[, "mismatch"]}`:
     /// what `ledger audit replay --json` prints and `GET /v1/audit/replay` answers.
     public func json(from: UInt64) -> JSON {

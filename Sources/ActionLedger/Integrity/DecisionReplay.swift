@@ -16,6 +16,9 @@ public struct DecisionReplay {
         /// The refusal the engine would have given, when it would have refused.
         public var code: String?
         public var message: String
+        /// The org of the event (set by the run), so an org's auditor is told of another
+        /// org's mismatch without its details.
+        public var org: String?
     }
 
     /// What a replay confirmed.
@@ -26,6 +29,14 @@ public struct DecisionReplay {
         public var byRule: [String: UInt64] = [:]
         public var lastSeq: UInt64 = 0
         public var mismatch: Mismatch?
+        /// Each org's events judged, decisions confirmed and their rules.
+        public var byOrg: [String: OrgCounts] = [:]
+
+        public struct OrgCounts: Sendable, Equatable {
+            public var eventsJudged: UInt64 = 0
+            public var decisionsConfirmed: UInt64 = 0
+            public var byRule: [String: UInt64] = [:]
+        }
     }
 
     public internal(set) var report = Report()
@@ -51,7 +62,7 @@ public struct DecisionReplay {
     private var autoShipsToday: [String: Int] = [:]
     var previous: Event?
     /// Set by a proposal the policy ships at once: the next event must be its auto-ship.
-    private var expectedAutoShip: (actionId: String, commandId: String, rule: String)?
+    private var expectedAutoShip: (actionId: String, commandId: String, rule: String, org: String)?
     /// Command ids of recorded refusals → their seq: no later event may reuse one.
     private var refusedCommands: [String: UInt64] = [:]
 
@@ -66,11 +77,20 @@ public struct DecisionReplay {
     /// - throws: ``Mismatch`` naming the seq and rule; storage or corrupt-event errors.
     @discardableResult
     public mutating func judge(_ event: Event, reader: LogReader) throws -> String? {
-        let rule = try apply(event, reader: reader, judge: true)
+        let rule: String?
+        do {
+            rule = try apply(event, reader: reader, judge: true)
+        } catch var m as Mismatch {
+            if m.org == nil { m.org = event.org }
+            throw m
+        }
         report.eventsJudged += 1
+        report.byOrg[event.org, default: Report.OrgCounts()].eventsJudged += 1
         if let rule {
             report.decisionsConfirmed += 1
             report.byRule[rule, default: 0] += 1
+            report.byOrg[event.org, default: Report.OrgCounts()].decisionsConfirmed += 1
+            report.byOrg[event.org, default: Report.OrgCounts()].byRule[rule, default: 0] += 1
         }
         return rule
     }
@@ -80,7 +100,7 @@ public struct DecisionReplay {
         if let e = expectedAutoShip {
             throw Mismatch(seq: report.lastSeq, rule: e.rule, code: nil,
                            message: "action \(e.actionId) was proposed under a policy that ships it at once, "
-                               + "but the log ends without its action.auto_shipped")
+                               + "but the log ends without its action.auto_shipped", org: e.org)
         }
     }
 
@@ -94,8 +114,10 @@ public struct DecisionReplay {
         }
         if let e = expectedAutoShip, judge {
             guard case .autoShipped = event.payload, event.actionId == e.actionId, event.commandId == e.commandId else {
-                throw fail(e.rule, "the proposal of \(e.actionId) just before it met \(e.rule) under policy "
+                var m = fail(e.rule, "the proposal of \(e.actionId) just before it met \(e.rule) under policy "
                     + "v\(policy.version): the engine would have auto-shipped it in the same command")
+                m.org = e.org  // the proposal's org, not the next event's
+                throw m
             }
         }
         if judge {
@@ -195,7 +217,7 @@ public struct DecisionReplay {
             }
             live[id] = ActionState(proposed: event, proposal: p)
             let rule = Policy.autoShipRule(for: p, policy: policy, autoShippedToday: autoShipsToday[event.person] ?? 0)
-            expectedAutoShip = rule.map { (id, event.commandId, $0) }
+            expectedAutoShip = rule.map { (id, event.commandId, $0, event.org) }
             return nil
         }
         guard var state = try live[id] ?? Self.stream(id, before: event.seq, reader) else {

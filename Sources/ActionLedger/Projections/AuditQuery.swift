@@ -116,8 +116,11 @@ extension ProjectionSnapshot {
 
     /// Audit entries of one actor, device, specialist or surface (or all) in `window`,
     /// oldest first, `limit` at a time.
+    /// - parameter including: keeps only the entries it accepts, while paging: a page holds
+    ///   `limit` of them, and its token names the last one kept, never a skipped entry
+    ///   (an org's auditor pages an actor who also acts in other orgs).
     public func audit(_ index: AuditIndex, in window: TimeWindow = .all, limit: Int = 100,
-                      pageToken: String? = nil) throws -> AuditListing {
+                      pageToken: String? = nil, including: ((AuditEntry) throws -> Bool)? = nil) throws -> AuditListing {
         guard (1...100_000).contains(limit) else { throw LedgerError(.invalidInput, "limit must be 1…100000, got \(limit)") }
         let store = try store("audit")
         let range = try seqs(of: window, after: pageToken)
@@ -129,7 +132,8 @@ extension ProjectionSnapshot {
                 listing.nextPageToken = self.rowToken(at: last.at, seq: last.seq)
                 return false
             }
-            listing.entries.append(try self.auditEntry(seq, store))
+            let entry = try self.auditEntry(seq, store)
+            if try including?(entry) ?? true { listing.entries.append(entry) }
             return true
         }
         if let family = index.family {

@@ -48,6 +48,11 @@ public struct ProjectionSnapshot {
     }
 
     /// `actionId`'s proposal as its events are described (read once per snapshot).
+    /// The org `person` belongs to (a person belongs to one), as the log's index has it.
+    public func personOrg(_ person: String) throws -> String? {
+        try LogReader(txn: txn, dbs: dbs).personOrg(person)
+    }
+
     func describe(_ actionId: String) throws -> ActionInfo {
         if let known = cache.actions[actionId] { return known }
         let info = try LogReader(txn: txn, dbs: dbs).actionInfo(actionId)

@@ -1,4 +1,5 @@
 import ActionLedger
+import Foundation
 import Hummingbird
 import NIOCore
 
@@ -30,6 +31,17 @@ public struct APIContext: RequestContext, RemoteAddressRequestContext {
     public init(source: Source) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+    }
+
+    /// The path parameter `name`, percent-decoded (RFC 3986 §2.1: clients encode the `:`
+    /// and `@` identifiers may hold, and an undecoded id would find nothing, so an audit
+    /// listing would read as a clean record), and required to be an identifier.
+    /// - throws: 400 `invalid_input` naming the parameter otherwise.
+    func pathId(_ name: String) throws -> String {
+        let raw = try parameters.require(name)
+        guard let id = raw.removingPercentEncoding else { throw Problem.invalid("\(name): bad percent-encoding", field: name) }
+        if let problem = Identifier.problem(id) { throw Problem.invalid("\(name) \(problem)", field: name) }
+        return id
     }
 
     /// The caller, who must hold one of `scopes`.

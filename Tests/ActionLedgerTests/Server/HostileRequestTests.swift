@@ -62,6 +62,46 @@ import Testing
         }
     }
 
+    /// Path ids are percent-decoded: an encoded `:` or `@` finds the action or actor, so an
+    /// auditor's listing is never empty for want of decoding; a non-identifier is refused.
+    @Test func percentEncodedPathIdsAreDecoded() async throws {
+        let h = try ServerHarness()
+        try await h.test { client in
+            #expect(try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("of:enc@1")).status == .created)
+            let action = try await client.call(.get, "/v1/actions/of%3Aenc%401", token: h.phone)
+            #expect(action.status == .ok && action.json["action", "action_id"] == "of:enc@1", "\(action.status) \(action.text)")
+            #expect(try await client.call(.get, "/v1/audit/actions/of%3Aenc%401", token: h.auditor).status == .ok)
+            let plain = try await client.call(.get, "/v1/audit/actors/specialist:Sasha", token: h.auditor)
+            let encoded = try await client.call(.get, "/v1/audit/actors/specialist%3ASasha", token: h.auditor)
+            #expect(encoded.status == .ok && encoded.text == plain.text && encoded.json["count"] == 1, "\(encoded.text)")
+            let bad = try await client.call(.get, "/v1/actions/of%20x", token: h.phone)
+            #expect(bad.status == .badRequest && bad.code == "invalid_input")
+        }
+    }
+
+    /// An auditor of another org learns nothing of this one: an actor's pages (and their
+    /// tokens) hold only the auditor's org's entries, and replay counts that org's decisions.
+    @Test func anAuditorOfAnotherOrgSeesNothingOfThisOne() async throws {
+        let h = try ServerHarness()
+        let now = ServerHarness.systemNow()
+        let theirs = try h.ledger.issueToken(org: "other-org", scope: .auditor, subject: nil,
+                                             expiresAt: now.adding(milliseconds: Timestamp.day), now: now).secret
+        try await h.test { client in
+            #expect(try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("of-9", stakes: "low")).status == .created)
+            #expect(try await client.call(.post, "/v1/actions/of-9/approve", token: h.phone).status == .ok)
+            let page = try await client.call(.get, "/v1/audit/actors/operator?limit=1", token: theirs)
+            #expect(page.status == .ok && page.json["count"] == 0 && page.json["next_page_token"] == .null, "\(page.text)")
+            let ours = try await client.call(.get, "/v1/audit/actors/operator?limit=1", token: h.auditor)
+            #expect(ours.json["count"] == 1 && ours.json["next_page_token"] != .null, "\(ours.text)")
+            let replay = try await client.call(.get, "/v1/audit/replay", token: theirs)
+            // Its own org's one event: the issue of its token.
+            #expect(replay.json["ok"] == .bool(true) && replay.json["decisions_confirmed"] == 0 && replay.json["events_judged"] == 1,
+                    "\(replay.text)")
+            let own = try await client.call(.get, "/v1/audit/replay", token: h.auditor)
+            #expect(own.json["decisions_confirmed"] == 1, "\(own.text)")
+        }
+    }
+
     /// A step's body takes that step's fields only: an edit's text posted to /review is
     /// refused, not recorded as a review.
     @Test func aStepRefusesAnotherStepsFields() async throws {

@@ -22,7 +22,7 @@ extension LedgerServer {
         for step in Statement.Step.allCases {
             router.post("/v1/actions/:id/\(step.rawValue)") { request, context in
                 let who = try context.require(.device)
-                let id = try context.parameters.require("id")
+                let id = try context.pathId("id")
                 // An unknown action is named before the body is judged: a retry learns the real problem.
                 let state = try self.action(id, visibleTo: nil, org: who.org)
                 // Each step's own fields (openapi: TapBody, DismissBody, EditBody, HoldBody): another
@@ -66,7 +66,7 @@ extension LedgerServer {
         }
         router.post("/v1/actions/:id/outcome") { request, context in
             let who = try context.require(.specialist)
-            let id = try context.parameters.require("id")
+            let id = try context.pathId("id")
             let state = try self.action(id, visibleTo: nil, org: who.org)
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["status", "outcome"])
             let status = try f.require("status", f.string)

@@ -8,7 +8,7 @@ extension LedgerServer {
     func addReadRoutes(_ router: Router<APIContext>) {
         router.get("/v1/actions/:id") { _, context in
             let who = try context.require(.device, .specialist, .auditor)
-            let id = try context.parameters.require("id")
+            let id = try context.pathId("id")
             let now = try self.now()
             let (state, events, policy) = try self.ledger.read { r -> (ActionState?, [StoredEvent], PolicyDocument?) in
                 guard let s = try r.actionState(id) else { return (nil, [], nil) }
@@ -22,7 +22,7 @@ extension LedgerServer {
         }
         router.get("/v1/actions/:id/statement") { request, context in
             let who = try context.require(.device)
-            let id = try context.parameters.require("id")
+            let id = try context.pathId("id")
             _ = try self.action(id, visibleTo: who, org: who.org)
             let q = Query(request: request)
             guard let step = q.string("step").flatMap(Statement.Step.init(rawValue:)) else {
@@ -84,7 +84,7 @@ extension LedgerServer {
     private func addAuditRoutes(_ router: Router<APIContext>) {
         router.get("/v1/audit/actions/:id") { _, context in
             let who = try context.require(.auditor)
-            let id = try context.parameters.require("id")
+            let id = try context.pathId("id")
             guard try self.ledger.read({ try $0.actionState(id)?.org }) == who.org else {
                 throw LedgerError(.unknownAction, "no action \(id)", details: ["action_id": .string(id)])
             }
@@ -93,7 +93,7 @@ extension LedgerServer {
         }
         router.get("/v1/audit/devices/:id") { request, context in
             let who = try context.require(.auditor)
-            let id = try context.parameters.require("id")
+            let id = try context.pathId("id")
             guard try self.ledger.read({ try $0.deviceState(id)?.org }) == who.org else {
                 throw LedgerError(.unknownDevice, "device \(id) was never linked in \(who.org)", details: ["device": .string(id)])
             }
@@ -104,14 +104,21 @@ extension LedgerServer {
         }
         router.get("/v1/audit/actors/:id") { request, context in
             let who = try context.require(.auditor)
-            let actor = try context.parameters.require("id")
+            let actor = try context.pathId("id")
             let q = Query(request: request)
             let window = try self.window(q, defaultSince: nil)
             let limit = try q.int("limit", default: 100, in: 1...10_000)
-            var listing = try self.ledger.query { try $0.audit(.actor(actor), in: window, limit: limit, pageToken: q.string("page_token")) }
-            // An actor (the operator, a specialist) may act in several orgs: keep the auditor's.
-            let orgs = try self.ledger.read { r in try Set(listing.entries.map(\.person)).filter { try r.personOrg($0) == who.org } }
-            listing.entries = listing.entries.filter { orgs.contains($0.person) }
+            // An actor (the operator, a specialist) may act in several orgs: the auditor's only,
+            // filtered while paging, so neither a page nor its token comes from another org.
+            let listing = try self.ledger.query { query in
+                var orgs: [String: Bool] = [:]
+                return try query.audit(.actor(actor), in: window, limit: limit, pageToken: q.string("page_token")) { entry in
+                    if let known = orgs[entry.person] { return known }
+                    let ours = try query.personOrg(entry.person) == who.org
+                    orgs[entry.person] = ours
+                    return ours
+                }
+            }
             return LedgerServer.json(listing.json)
         }
         router.get("/v1/audit/activity") { request, context in
@@ -147,12 +154,13 @@ extension LedgerServer {
             return LedgerServer.json(report.json)
         }
         router.get("/v1/audit/replay") { request, context in
-            _ = try context.require(.auditor)
+            let who = try context.require(.auditor)
             let from = UInt64(try Query(request: request).int("from", default: 1, in: 1...Query.maxSeq))
             let ledger = self.ledger
             // A whole-log pass: on a Dispatch thread, like the commands.
             let report = try await Blocking.run { try ledger.replayDecisions(from: from) }
-            return LedgerServer.json(report.json(from: from))
+            // The whole log is judged (one chain); an org's auditor gets its org's counts.
+            return LedgerServer.json(report.scoped(to: who.org).json(from: from))
         }
     }
 

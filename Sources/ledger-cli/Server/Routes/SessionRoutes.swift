@@ -74,7 +74,7 @@ extension LedgerServer {
         }
         router.post("/v1/devices/:id/revoke") { request, context in
             let who = try context.require(.device)
-            let target = try context.parameters.require("id")
+            let target = try context.pathId("id")
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["challenge_id", "signature", "reason"])
             let (signer, state) = try self.verifyChallenge(f, purpose: .revoke(target))
             guard signer == who.device else { throw Problem.forbidden("the challenge was signed by another device than the caller") }
