@@ -161,8 +161,10 @@ public enum Policy {
                               details: ["device": .string(deviceId), "revoked_at": .string(revoked.iso8601)])
         }
         guard device.person == state.person else {
-            throw LedgerError(.deviceNotOwned, "device \(deviceId) belongs to \(device.person), "
-                + "not to \(state.person) whose action \(state.actionId) this is", details: ["device": .string(deviceId)])
+            // The refusal names the device's person, never the action's: a device that may not
+            // read another person's action learns nothing of it (`ledger show` tells an operator).
+            throw LedgerError(.deviceNotOwned, "device \(deviceId) belongs to \(device.person); action \(state.actionId) "
+                + "is another person's", details: ["device": .string(deviceId)])
         }
         if let d = state.decision {
             throw alreadyDecided(state, d)

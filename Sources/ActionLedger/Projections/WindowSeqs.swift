@@ -24,8 +24,10 @@ extension ProjectionSnapshot {
         var first = window.from == TimeWindow.all.from ? 1 : try reader.firstSeq(atOrAfter: window.from)
         let end = window.to == TimeWindow.all.to ? try reader.head().seq + 1 : try reader.firstSeq(atOrAfter: window.to)
         if let token = try pageToken.map({ try PageToken($0, length: 16) }) {
-            // A token is the last row's time ‖ seq: the next page starts after that seq.
-            first = max(first, token.bytes.withUnsafeBytes { Keys.readU64($0, at: 8) } &+ 1)
+            // A token is the last row's time ‖ seq: the next page starts after that seq. One
+            // naming the last seq there can be is past every row (it must not wrap to seq 0).
+            let last = token.bytes.withUnsafeBytes { Keys.readU64($0, at: 8) }
+            first = last == .max ? end : max(first, last + 1)
         }
         return first..<max(first, end)
     }

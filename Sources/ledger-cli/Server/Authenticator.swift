@@ -119,6 +119,10 @@ struct AuthMiddleware: RouterMiddleware {
         } catch let p as Problem where p.status == .unauthorized {
             try addresses.charge(request, context)
             throw p
+        } catch let e as LedgerError where e.code == .deviceRevoked {
+            // A revoked device's token is no live token: limited per address like any refused secret.
+            try addresses.charge(request, context)
+            throw e
         }
         if let wait = tokens.take(identity.id) {
             throw Problem.rateLimited("this token is over its rate limit", retryAfter: wait)

@@ -139,7 +139,10 @@ public final class LedgerServer: Sendable {
     }
 
     /// The request's JSON body; nil when it has none.
-    /// - throws: 413 past the context's limit, 400 when it is not JSON.
+    /// - throws: 413 past the context's limit, 415 unless it is declared JSON, 400 when it is
+    ///   not JSON. A browser sends a `text/plain` or form body cross-origin without asking
+    ///   first (no CORS preflight), so a body declared as anything but JSON is refused, not
+    ///   parsed: the unauthenticated routes (pairing, sign-in) cannot be driven that way.
     static func body(_ request: Request, _ context: APIContext) async throws -> JSON? {
         var request = request
         let buffer: ByteBuffer
@@ -149,6 +152,12 @@ public final class LedgerServer: Sendable {
             throw Problem(.contentTooLarge, "payload_too_large", "the body is over \(context.maxUploadSize) bytes")
         }
         guard buffer.readableBytes > 0 else { return nil }
+        let media = request.headers[.contentType]?.split(separator: ";").first
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard media == "application/json" || media.hasSuffix("+json") else {
+            throw Problem(.unsupportedMediaType, "unsupported_media_type",
+                          "the body must be JSON, sent as Content-Type: application/json" + (media.isEmpty ? "" : ", not \(media)"))
+        }
         return try JSONParser.parse(Array(buffer.readableBytesView))
     }
 

@@ -102,6 +102,48 @@ import Testing
         }
     }
 
+    /// A body not declared as JSON is refused unparsed (a browser sends text/plain and form
+    /// bodies cross-origin without a preflight), on token-less routes too; nothing is written.
+    @Test func aBodyNotDeclaredAsJSONIsRefused() async throws {
+        let h = try ServerHarness()
+        try await h.test { client in
+            let head = try h.ledger.read { try $0.head().seq }
+            for type in ["text/plain", "application/x-www-form-urlencoded", ""] {
+                var headers: HTTPFields = [.authorization: "Bearer \(h.specialist)"]
+                if !type.isEmpty { headers[.contentType] = type }
+                let r = try await client.execute(uri: "/v1/actions", method: .post, headers: headers,
+                                                 body: ByteBuffer(string: proposalJSON("of-csrf")))
+                #expect(r.status == .unsupportedMediaType, "\(type): \(r.status)")
+                let pairing = try await client.execute(uri: "/v1/devices", method: .post, headers: type.isEmpty ? [:] : [.contentType: type],
+                                                       body: ByteBuffer(string: #"{"code": "12345678"}"#))
+                #expect(pairing.status == .unsupportedMediaType, "\(type): \(pairing.status)")
+            }
+            let charset = try await client.execute(uri: "/v1/actions", method: .post,
+                                                   headers: [.authorization: "Bearer \(h.specialist)", .contentType: "application/json; charset=utf-8"],
+                                                   body: ByteBuffer(string: proposalJSON("of-ok")))
+            #expect(charset.status == .created)
+            #expect(try h.ledger.read { try $0.head().seq } == head + 1)
+        }
+    }
+
+    /// A revoked device's token is no live token: its calls are limited per address as any
+    /// refused secret's; a page token past every row gives an empty page, not the first;
+    /// another person's device is not told whose the action is.
+    @Test func revokedTokensAreLimitedAndTokensAndRefusalsTellNothing() async throws {
+        let h = try ServerHarness(addressLimit: (rate: 1.0 / 60, burst: 3))
+        try await h.test { client in
+            #expect(try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("of-p")).status == .created)
+            let notOwned = try await client.call(.post, "/v1/actions/of-p/review", token: h.tablet)
+            #expect(notOwned.code == "device_not_owned" && !notOwned.text.contains("quinn"), "\(notOwned.text)")
+            let past = try await client.call(.get, "/v1/audit/actors/operator?page_token=" + String(repeating: "f", count: 32), token: h.auditor)
+            #expect(past.status == .ok && past.json["count"] == 0, "\(past.text)")
+            try h.ledger.run(.revokeDevice(device: "phone-1", reason: "lost"), now: ServerHarness.systemNow())
+            var statuses: [HTTPResponse.Status] = []
+            for _ in 0..<5 { statuses.append(try await client.call(.get, "/v1/today", token: h.phone).status) }
+            #expect(statuses.prefix(3).allSatisfy { $0 == .forbidden } && statuses.last == .tooManyRequests, "\(statuses)")
+        }
+    }
+
     /// A step's body takes that step's fields only: an edit's text posted to /review is
     /// refused, not recorded as a review.
     @Test func aStepRefusesAnotherStepsFields() async throws {

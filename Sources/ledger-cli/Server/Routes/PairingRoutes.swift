@@ -52,6 +52,11 @@ extension LedgerServer {
             guard let protection = KeyProtection(rawValue: try f.string("key_protection") ?? "device") else {
                 throw Problem.invalid("key_protection: expected none, device or user-verification", field: "key_protection")
             }
+            // Refused here, as the link itself would refuse it, before the code is spent on it.
+            if platform == .cli && protection == .userVerification {
+                throw Problem.invalid("a cli device cannot declare user-verification: a key file enforces no biometrics",
+                                      field: "key_protection")
+            }
             let text = try f.require("public_key", f.string)
             guard let bytes = text.hasPrefix("-----BEGIN") ? Array(text.utf8) : Data(base64Encoded: text).map(Array.init) else {
                 throw Problem.invalid("public_key: expected PEM, or base64 of the SPKI DER", field: "public_key")
