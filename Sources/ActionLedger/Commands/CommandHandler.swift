@@ -5,7 +5,7 @@ enum CommandHandler {
     ///   proposal was committed before this transaction (``KnownFilings``).
     static func run(_ request: CommandRequest, in session: AppendSession, learning filings: inout KnownFilings) throws -> CommandResult {
         if let problem = FieldReader.identifierProblem(request.commandId) {
-            throw LedgerError(.invalidInput, "command id \(problem)")
+            throw LedgerError(.invalidInput, "command id \(problem)", details: ["field": "command_id"])
         }
         let reader = session.reader
         if let done = try reader.command(request.commandId) {
@@ -247,7 +247,10 @@ enum CommandHandler {
             guard let d = try reader.deviceState(deviceId) else {
                 throw LedgerError(.unknownDevice, "device \(deviceId) is not linked", details: ["device": .string(deviceId)])
             }
-            if let at = d.revokedAt { throw LedgerError(.deviceRevoked, "device \(deviceId) was already revoked at \(at.iso8601)") }
+            if let at = d.revokedAt {
+                throw LedgerError(.deviceRevoked, "device \(deviceId) was already revoked at \(at.iso8601)",
+                                  details: ["device": .string(deviceId), "revoked_at": .string(at.iso8601)])
+            }
             try append(actor: request.actor, device: nil, org: d.org, person: d.person, actionId: nil,
                        .deviceRevoked(DeviceRevocation(device: deviceId, reason: reason)))
 

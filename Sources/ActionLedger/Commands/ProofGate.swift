@@ -98,7 +98,7 @@ enum ProofGate {
 
     /// A signed change made on content the action no longer has.
     static func stale(_ s: ActionState, _ signed: Digest) -> LedgerError {
-        LedgerError(.staleContent, "action \(s.actionId) was edited: the device signed content \(signed.hex.prefix(12)), "
+        LedgerError(.staleContent, "action \(s.actionId)'s content is not what the device signed: it signed \(signed.hex.prefix(12)), "
             + "the current content is \(s.contentHash.hex.prefix(12))", details: ["current_content_hash": .string(s.contentHash.hex)])
     }
 

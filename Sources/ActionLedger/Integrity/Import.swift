@@ -40,9 +40,16 @@ extension Ledger {
         if let checkpoint { try Self.requireExtends(checkpoint, events) }
         try requireEmpty()
         try perform { session in
-            for (event, hash) in events {
-                try session.appendVerbatim(event, expectedHash: hash)
-                try session.indexVerbatimCommand(event.commandId, seq: event.seq)
+            for (i, (event, hash)) in events.enumerated() {
+                do {
+                    try session.appendVerbatim(event, expectedHash: hash)
+                    try session.indexVerbatimCommand(event.commandId, seq: event.seq)
+                } catch let e as LedgerError where e.details["line"] == nil {
+                    // Name the file's line, as every other refusal of an import does.
+                    var details = e.details
+                    details["line"] = .number(Double(lines[i]))
+                    throw LedgerError(e.code, "line \(lines[i]): \(e.message)", details: details)
+                }
             }
             // Judged after the indexes hold the whole file, as `audit replay` judges a store.
             let report = try DecisionReplay.run(session.reader)

@@ -105,7 +105,7 @@ public enum Policy {
                                 now: Timestamp, rules: UInt32 = rulesVersion) throws -> TapVerdict {
         try checkActionable(state, device: device, deviceId: deviceId, now: now, rules: rules)
         if let seenContent, seenContent != state.contentHash {
-            throw LedgerError(.staleContent, "action \(state.actionId) was edited: the tap was made on content "
+            throw LedgerError(.staleContent, "action \(state.actionId)'s content is not what the tap was made on: "
                 + "\(seenContent.hex.prefix(12)), the current content is \(state.contentHash.hex.prefix(12))",
                 details: ["current_content_hash": .string(state.contentHash.hex)])
         }

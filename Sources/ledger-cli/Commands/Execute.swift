@@ -19,8 +19,10 @@ struct Execute: LedgerSubcommand {
     @Option(name: .customLong("command-id"), help: "Idempotency key.")
     var commandId: String?
 
+    // `operator` like every other operator command (Specs/events.md, `actor`); an executor
+    // process names itself with --actor.
     @Option(help: "Who ran it (recorded as the event's actor).")
-    var actor = "system:executor"
+    var actor = "operator"
 
     func execute() throws {
         let value = try JSONParser.parse(outcome)

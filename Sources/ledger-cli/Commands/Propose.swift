@@ -14,8 +14,15 @@ struct Propose: LedgerSubcommand {
     @Option(help: "A JSON Lines file of proposals, recorded in one transaction.")
     var batch: String?
 
+    @Option(name: .customLong("command-id"),
+            help: "Idempotency key of the one proposal (or its JSON's command_id); replaying it returns the original result.")
+    var commandId: String?
+
     func validate() throws {
         if (file == nil) == (batch == nil) { throw ValidationError("give either FILE (or -) or --batch FILE.jsonl") }
+        if batch != nil && commandId != nil {
+            throw ValidationError("--command-id goes with one proposal; in a batch each line carries its own command_id")
+        }
     }
 
     func execute() throws {
@@ -46,9 +53,17 @@ struct Propose: LedgerSubcommand {
             return
         }
         let input = try ProposalInput(json: try JSONParser.parse(try Output.read(file!)))
+        if let given = commandId, let inJSON = input.commandId, given != inJSON {
+            throw LedgerError(.invalidInput, "--command-id \(given) differs from the proposal's command_id \(inJSON)",
+                              details: ["field": "command_id"])
+        }
+        let id = commandId ?? input.commandId
+        if let id, let bad = Identifier.problem(id) {
+            throw LedgerError(.invalidInput, "--command-id \(bad)", details: ["field": "command_id"])
+        }
         let ledger = try global.open(write: true)
         let now = try global.now(ledger)
-        let result = try ledger.execute(CommandRequest(.propose(input), commandId: input.commandId, now: now))
+        let result = try ledger.execute(CommandRequest(.propose(input), commandId: id, now: now))
         try ResultPrinter.print(result, ledger: ledger, now: now, json: global.json)
     }
 
@@ -64,8 +79,10 @@ struct Propose: LedgerSubcommand {
                 requests.append(CommandRequest(.propose(input), commandId: input.commandId, now: now))
                 lines.append(lineNumber)
             } catch let e as LedgerError {
+                // The line and the proposal's place in the batch, as a refusal in the store names both.
                 var details = e.details
                 details["line"] = .number(Double(lineNumber))
+                details["index"] = .number(Double(requests.count))
                 throw LedgerError(e.code, "line \(lineNumber): \(e.message)", details: details)
             }
         }

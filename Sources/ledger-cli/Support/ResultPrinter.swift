@@ -39,7 +39,7 @@ enum ResultPrinter {
         case .deviceKeyRotated(let k):
             s += ": \(k.device) key \(k.key.fingerprint.hex.prefix(16))… in place of \(k.previousFingerprint.hex.prefix(16))…"
                 + " (signed by \(k.key.introducer ?? "?"))"
-        case .tapRefused(let t): s += ": \(t.step.rawValue) refused (\(t.code)), signed \(t.proof.level.rawValue)"
+        case .tapRefused(let t): s += ": \(t.step.rawValue) refused (\(t.code)), proof \(t.proof.level.rawValue)"
         case .relyingParty(let rp): s += ": rp \(rp.rpId), origins \(rp.origins.joined(separator: " "))"
         case .policySet(let p): s += ": version \(p.version)"
         default: break

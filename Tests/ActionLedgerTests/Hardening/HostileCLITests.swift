@@ -28,6 +28,42 @@ import Testing
         #expect(try ledger(["log"], db: typo).stdout.contains("store.created"))
     }
 
+    /// `propose` takes `--command-id` as every write command does; refusals carry the
+    /// details cli.md lists; `execute` records the operator unless told otherwise.
+    @Test func proposeTakesACommandIdAndRefusalsCarryTheirDetails() throws {
+        let db = fixture.path("details.lmdb")
+        #expect(try LedgerProcess.run(["init", "--test-clock", "--db", db], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"]).status == 0)
+        #expect(try ledger(["devices", "link", "phone", "--person", "quinn", "--org", "qco", "--label", "P", "--platform", "ios"],
+                           db: db).status == 0)
+        func proposal(_ id: String, _ extra: String = "") -> String {
+            #"{"action_id":"\#(id)","org":"qco","person":"quinn","specialist":{"name":"S","agent":"s"},"surface":"x","kind":"k","target":{"type":"t","id":"i"},"stakes":"low","confidence":0.1,"preview":{"text":"hi","assets":0},"rationale":"r"\#(extra)}"#
+        }
+        let one = fixture.path("one.json")
+        try proposal("a1").write(toFile: one, atomically: true, encoding: .utf8)
+        #expect(try ledger(["propose", one, "--command-id", "cmd-p1"], db: db).status == 0)
+        let replay = try ledger(["propose", one, "--command-id", "cmd-p1"], db: db)
+        #expect(replay.status == 0 && replay.stdout.contains(#""replayed":true"#), "\(replay.stdout)")
+        try proposal("a2", #","command_id":"cmd-json""#).write(toFile: one, atomically: true, encoding: .utf8)
+        let differs = try ledger(["propose", one, "--command-id", "cmd-other"], db: db)
+        #expect(differs.status == 2 && differs.stdout.contains(#""field":"command_id""#), "\(differs.stdout)")
+        // A batch's bad line names its line and its place.
+        let batch = fixture.path("batch.jsonl")
+        try (proposal("b1") + "\n" + #"{"action_id":"b2"}"# + "\n").write(toFile: batch, atomically: true, encoding: .utf8)
+        let bad = try ledger(["propose", "--batch", batch], db: db)
+        #expect(bad.status == 2 && bad.stdout.contains(#""line":2"#) && bad.stdout.contains(#""index":1"#), "\(bad.stdout)")
+        // A second revocation names the device and when it was revoked.
+        #expect(try ledger(["devices", "revoke", "phone"], db: db).status == 0)
+        let again = try ledger(["devices", "revoke", "phone"], db: db)
+        #expect(again.stdout.contains(#""device":"phone""#) && again.stdout.contains(#""revoked_at":"#), "\(again.stdout)")
+        let empty = try ledger(["approve", "a1", "--device", "phone", "--command-id", ""], db: db)
+        #expect(empty.status == 2 && empty.stdout.contains(#""field":"command_id""#), "\(empty.stdout)")
+        // a1 auto-shipped? No: confidence 0.1. Its outcome cannot be recorded; a3's can, by the operator.
+        try proposal("a3").replacingOccurrences(of: "0.1", with: "0.99").write(toFile: one, atomically: true, encoding: .utf8)
+        #expect(try ledger(["propose", one], db: db).status == 0)
+        #expect(try ledger(["execute", "a3"], db: db).status == 0)
+        #expect(try ledger(["log"], db: db).stdout.split(separator: "\n").last?.contains(#""actor":"operator""#) == true)
+    }
+
     /// Device, person and org options are identifiers: a look-alike, an invisible
     /// character or a line break is refused as `invalid_input` naming the option, before
     /// the store is opened; `statement` never prints a statement with a line cut into it.
