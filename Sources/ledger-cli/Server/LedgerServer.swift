@@ -135,6 +135,8 @@ public final class LedgerServer: Sendable {
     static func json(_ value: JSON, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var headers = headers
         headers[.contentType] = "application/json"
+        // Every answer is a person's actions or an audit record: no cache keeps a copy.
+        headers[.cacheControl] = "no-store"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: value.serialized())))
     }
 

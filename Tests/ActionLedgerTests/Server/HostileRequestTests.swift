@@ -70,6 +70,7 @@ import Testing
             #expect(try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("of:enc@1")).status == .created)
             let action = try await client.call(.get, "/v1/actions/of%3Aenc%401", token: h.phone)
             #expect(action.status == .ok && action.json["action", "action_id"] == "of:enc@1", "\(action.status) \(action.text)")
+            #expect(action.headers[.cacheControl] == "no-store")  // a person's action: no cache keeps it
             #expect(try await client.call(.get, "/v1/audit/actions/of%3Aenc%401", token: h.auditor).status == .ok)
             let plain = try await client.call(.get, "/v1/audit/actors/specialist:Sasha", token: h.auditor)
             let encoded = try await client.call(.get, "/v1/audit/actors/specialist%3ASasha", token: h.auditor)
