@@ -16,14 +16,15 @@ extension ProjectionSnapshot {
                          limit: Int = 100, pageToken: String? = nil) throws -> ActivityPage {
         guard (1...100_000).contains(limit) else { throw LedgerError(.invalidInput, "limit must be 1…100000, got \(limit)") }
         let store = try store("activity")
-        let range = try seqs(of: window, after: pageToken)
+        let query = "activity/\(person)/" + (types.map { $0.map(\.name).sorted().joined(separator: ",") } ?? "all")
+        let range = try seqs(of: window, after: pageToken, query: query)
         var page = ActivityPage(person: person, items: [], nextPageToken: nil)
         try store.postings(0, Array(person.utf8), from: range.lowerBound) { seq in
             guard seq < range.upperBound else { return false }
             if let types, !types.contains(try loggedType(seq)) { return true }
             if page.items.count == limit {
                 let last = page.items[limit - 1]
-                page.nextPageToken = rowToken(at: last.at, seq: last.seq)
+                page.nextPageToken = rowToken(at: last.at, seq: last.seq, query: query)
                 return false
             }
             page.items.append(ActivityItem(try loggedEvent(seq)))

@@ -123,17 +123,26 @@ extension ProjectionSnapshot {
                       pageToken: String? = nil, including: ((AuditEntry) throws -> Bool)? = nil) throws -> AuditListing {
         guard (1...100_000).contains(limit) else { throw LedgerError(.invalidInput, "limit must be 1…100000, got \(limit)") }
         let store = try store("audit")
-        let range = try seqs(of: window, after: pageToken)
+        let query = "audit/\(index.family.map(String.init) ?? "all")/" + String(decoding: index.id, as: UTF8.self)
+        let range = try seqs(of: window, after: pageToken, query: query)
         var listing = AuditListing(entries: [], nextPageToken: nil)
         let visit = { (seq: UInt64) throws -> Bool in
             guard seq < range.upperBound else { return false }
-            if listing.entries.count == limit {
+            // A full page gets a token only once another entry it keeps follows: the last
+            // page's token is null, whatever the filter skipped after it.
+            if listing.entries.count == limit, including == nil {
                 let last = listing.entries[limit - 1]
-                listing.nextPageToken = self.rowToken(at: last.at, seq: last.seq)
+                listing.nextPageToken = self.rowToken(at: last.at, seq: last.seq, query: query)
                 return false
             }
             let entry = try self.auditEntry(seq, store)
-            if try including?(entry) ?? true { listing.entries.append(entry) }
+            guard try including?(entry) ?? true else { return true }
+            if listing.entries.count == limit {
+                let last = listing.entries[limit - 1]
+                listing.nextPageToken = self.rowToken(at: last.at, seq: last.seq, query: query)
+                return false
+            }
+            listing.entries.append(entry)
             return true
         }
         if let family = index.family {

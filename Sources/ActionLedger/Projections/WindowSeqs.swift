@@ -19,21 +19,33 @@ extension ProjectionSnapshot {
     /// The seqs of the events in `window` (from ≤ at < to), after the event a page token
     /// names when one is given. Posting lists hold seqs only: a listing walks its list
     /// from the range's start and stops at its end.
-    func seqs(of window: TimeWindow, after pageToken: String? = nil) throws -> Range<UInt64> {
+    /// - parameter query: what the listing lists (``rowToken(at:seq:query:)``): a token
+    ///   printed by another query, or naming no event of the log, is refused.
+    func seqs(of window: TimeWindow, after pageToken: String? = nil, query: String = "") throws -> Range<UInt64> {
         let reader = LogReader(txn: txn, dbs: dbs)
         var first = window.from == TimeWindow.all.from ? 1 : try reader.firstSeq(atOrAfter: window.from)
         let end = window.to == TimeWindow.all.to ? try reader.head().seq + 1 : try reader.firstSeq(atOrAfter: window.to)
-        if let token = try pageToken.map({ try PageToken($0, length: 16) }) {
-            // A token is the last row's time ‖ seq: the next page starts after that seq. One
-            // naming the last seq there can be is past every row (it must not wrap to seq 0).
-            let last = token.bytes.withUnsafeBytes { Keys.readU64($0, at: 8) }
-            first = last == .max ? end : max(first, last + 1)
+        if let text = pageToken {
+            // A token is the last row's time ‖ seq ‖ the query's tag: the next page starts after that seq.
+            let token = try PageToken(text, length: 24)
+            let (time, seq) = token.bytes.withUnsafeBytes { (Keys.readU64($0, at: 0), Keys.readU64($0, at: 8)) }
+            guard token.bytes[16...].elementsEqual(Self.queryTag(query)), seq >= 1, seq <= (try reader.head().seq),
+                  let at = try reader.time(of: seq), ProjectionKeys.timeBits(at) == time else {
+                throw LedgerError(.invalidInput, "page token \(text) is not one this query printed", details: ["field": "page_token"])
+            }
+            first = max(first, seq + 1)
         }
         return first..<max(first, end)
     }
 
-    /// The page token of a listing's last row: its time ‖ seq.
-    func rowToken(at: Timestamp, seq: UInt64) -> String {
-        PageToken(Keys.u64(ProjectionKeys.timeBits(at)) + Keys.u64(seq)).description
+    /// The page token of a listing's last row: its time ‖ seq ‖ a tag of `query`.
+    func rowToken(at: Timestamp, seq: UInt64, query: String = "") -> String {
+        PageToken(Keys.u64(ProjectionKeys.timeBits(at)) + Keys.u64(seq) + Self.queryTag(query)).description
+    }
+
+    /// Eight bytes of SHA-256 of what a listing lists: a token works for that listing only.
+    static func queryTag(_ query: String) -> [UInt8] {
+        var q = query
+        return Array(q.withUTF8 { Digest.sha256(UnsafeRawBufferPointer($0)) }.bytes.prefix(8))
     }
 }

@@ -13,9 +13,7 @@ struct Backup: LedgerSubcommand {
     var dest: String
 
     func execute() throws {
-        guard FileManagerShim.exists(global.path) else {
-            throw LedgerError(.invalidInput, "no ledger at \(global.path) (set --db or LEDGER_DB)")
-        }
+        try global.requireStore()
         guard !FileManagerShim.exists(dest) else { throw LedgerError(.invalidInput, "\(dest) already exists") }
         let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
         let partial = dest + ".partial"

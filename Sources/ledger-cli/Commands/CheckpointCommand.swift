@@ -14,9 +14,7 @@ struct CheckpointCommand: LedgerSubcommand {
 
     func execute() throws {
         let signingKey = try CheckpointSigningKey(json: JSONParser.parse(Output.read(key)))
-        guard FileManagerShim.exists(global.path) else {
-            throw LedgerError(.invalidInput, "no ledger at \(global.path) (set --db or LEDGER_DB)")
-        }
+        try global.requireStore()
         let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
         let head = try ledger.read { try $0.head() }
         // Dated by the engine's clock, never before the head it signs (TimeRules: a clock

@@ -37,6 +37,7 @@ struct DevicesRecoveryKeySet: LedgerSubcommand {
     @OptionGroup var who: OperatorOptions
 
     func execute() throws {
+        try CommandRunner.requireIdentifier(person, option: "--person", field: "person")
         let ledger = try global.open(write: true)
         let recovery = try RecoveryKey(spki: try DeviceKey.readPublicKey(try Output.read(publicKey)))
         let statement = try ledger.recoveryKeyStatement(person: person, key: recovery,
@@ -58,6 +59,7 @@ struct DevicesRecoveryKeyShow: LedgerSubcommand {
     var person: String
 
     func execute() throws {
+        try CommandRunner.requireIdentifier(person, option: "--person", field: "person")
         let r = try global.open(write: false).recoveryKey(person: person)
         guard let r else { return global.json ? Output.json(.null) : print("none") }
         let json: JSON = ["person": .string(person), "org": .string(r.org), "fingerprint": .string(r.set.key.fingerprint.hex),

@@ -32,6 +32,8 @@ struct DevicesRotateKey: LedgerSubcommand {
     @OptionGroup var who: OperatorOptions
 
     func execute() throws {
+        try CommandRunner.requireIdentifier(device, option: "the device id", field: "device")
+        try CommandRunner.requireIdentifier(introducedBy, option: "--introduced-by", field: "introduced_by")
         let ledger = try global.open(write: true)
         let signer = introducedBy ?? device
         // nil for an unknown or unkeyed device: rotationStatement names that refusal.

@@ -13,9 +13,7 @@ struct Export: LedgerSubcommand {
     var out: String?
 
     func execute() throws {
-        guard FileManagerShim.exists(global.path) else {
-            throw LedgerError(.invalidInput, "no ledger at \(global.path) (set --db or LEDGER_DB)")
-        }
+        try global.requireStore()
         let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
         var fd: Int32 = 1
         if let out {

@@ -15,9 +15,7 @@ struct Migrate: LedgerSubcommand {
     @OptionGroup var global: GlobalOptions
 
     func execute() throws {
-        guard FileManager.default.fileExists(atPath: global.path) else {
-            throw LedgerError(.invalidInput, "no ledger at \(global.path) (set --db or LEDGER_DB)")
-        }
+        try global.requireStore()
         let ledger = try global.open(write: true)
         let report = try ledger.migrate()
         if global.json { return Output.json(report.json) }

@@ -34,6 +34,11 @@ struct TokensIssue: LedgerSubcommand {
         guard let lifetime = DurationText.milliseconds(expires) else {
             throw LedgerError(.invalidInput, "--expires: expected a duration such as 30d or 12h, got \(expires)", details: ["field": "expires"])
         }
+        try CommandRunner.requireIdentifier(org, option: "--org", field: "org")
+        try CommandRunner.requireIdentifier(device, option: "--device", field: "device")
+        try CommandRunner.requireIdentifier(agent, option: "--agent", field: "agent")
+        try CommandRunner.requireIdentifier(who.actor, option: "--actor", field: "actor")
+        try CommandRunner.requireIdentifier(who.commandId, option: "--command-id", field: "command_id")
         let ledger = try global.open(write: true)
         let now = try global.now(ledger)
         let issued = try ledger.issueToken(org: org, scope: s, subject: device ?? agent, expiresAt: now.adding(milliseconds: lifetime),

@@ -46,9 +46,7 @@ struct Verify: LedgerSubcommand {
             guard start == nil else { throw LedgerError(.invalidInput, "--from-checkpoint does not apply to --export") }
             report = try ExportVerifier.verify(path: export, checkpoint: cp) { progress.show($0, nil) }
         } else {
-            guard FileManager.default.fileExists(atPath: global.path) else {
-                throw LedgerError(.invalidInput, "no ledger at \(global.path) (set --db or LEDGER_DB)")
-            }
+            try global.requireStore()
             // Verification never writes: always MDB_RDONLY, whatever --read-only says.
             let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
             report = try ledger.verify(VerifyOptions(deep: deep, checkpoint: cp, start: start)) { progress.show($0, $1) }

@@ -94,6 +94,7 @@ public final class LedgerServer: Sendable {
         // CORS outside the problem documents, so refusals carry its headers too.
         router.add(middleware: CORSMiddleware(origins: configuration.corsOrigins))
         router.add(middleware: ProblemMiddleware())
+        router.add(middleware: JSONBodyMiddleware())
         router.add(middleware: AuthMiddleware(authenticator: authenticator, tokens: limiter, addresses: addressLimit, clock: configuration.clock))
         router.get("/healthz") { _, _ in
             LedgerServer.json(["status": "ok"])
@@ -154,12 +155,7 @@ public final class LedgerServer: Sendable {
             throw Problem(.contentTooLarge, "payload_too_large", "the body is over \(context.maxUploadSize) bytes")
         }
         guard buffer.readableBytes > 0 else { return nil }
-        let media = request.headers[.contentType]?.split(separator: ";").first
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        guard media == "application/json" || media.hasSuffix("+json") else {
-            throw Problem(.unsupportedMediaType, "unsupported_media_type",
-                          "the body must be JSON, sent as Content-Type: application/json" + (media.isEmpty ? "" : ", not \(media)"))
-        }
+        try requireJSON(request)
         return try JSONParser.parse(Array(buffer.readableBytesView))
     }
 
@@ -169,5 +165,31 @@ public final class LedgerServer: Sendable {
     static func randomHex(_ n: Int) -> String {
         var g = SystemRandomNumberGenerator()
         return Hex.encode((0..<n).map { _ in UInt8.random(in: 0...255, using: &g) })
+    }
+}
+
+extension LedgerServer {
+    /// - throws: 415 `unsupported_media_type` unless the request declares a JSON body.
+    static func requireJSON(_ request: Request) throws {
+        let media = request.headers[.contentType]?.split(separator: ";").first
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard media == "application/json" || media.hasSuffix("+json") else {
+            throw Problem(.unsupportedMediaType, "unsupported_media_type",
+                          "the body must be JSON, sent as Content-Type: application/json" + (media.isEmpty ? "" : ", not \(media)"))
+        }
+    }
+}
+
+/// Refuses any request that carries a body not declared as JSON, on every route, before
+/// it is read: also those that take no body (a browser could still send one cross-origin
+/// without a preflight).
+struct JSONBodyMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        // A declared length only: an empty chunked body cannot be told from a full one
+        // unread, and the routes that read theirs judge it then (``LedgerServer/body(_:_:)``).
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > 0 { try LedgerServer.requireJSON(request) }
+        return try await next(request, context)
     }
 }

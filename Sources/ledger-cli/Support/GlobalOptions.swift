@@ -29,10 +29,21 @@ struct GlobalOptions: ParsableArguments {
         if write && readOnly {
             throw LedgerError(.readOnly, "this command writes; it cannot run with --read-only")
         }
-        if !create && !FileManager.default.fileExists(atPath: path) {
+        if !create { try requireStore() }
+        return try Ledger(path: path, options: Ledger.Options(readOnly: readOnly || !write))
+    }
+
+    /// Refuses a path that holds no store: a missing path, a directory, an empty file
+    /// (LMDB would make a store of it, without `store.created`), anything but a file of
+    /// at least a meta page's size. Checked before LMDB opens the path, so no `-lock`
+    /// file is left beside it.
+    func requireStore() throws {
+        var directory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &directory)
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        guard exists, !directory.boolValue, size >= 4096 else {
             throw LedgerError(.invalidInput, "no ledger at \(path) (set --db or LEDGER_DB; `ledger init` creates one)")
         }
-        return try Ledger(path: path, options: Ledger.Options(readOnly: readOnly || !write))
     }
 
     /// The engine clock for `ledger`: the system time, or `LEDGER_NOW` when the store was

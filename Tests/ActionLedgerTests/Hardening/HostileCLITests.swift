@@ -24,6 +24,25 @@ import Testing
                     "\(args): \(out.status) \(out.stderr)")
             #expect(!FileManager.default.fileExists(atPath: typo) && !FileManager.default.fileExists(atPath: typo + "-lock"))
         }
+        // An empty file or a directory is no store either (LMDB would make one of the file).
+        let empty = fixture.path("empty.lmdb"), directory = fixture.path("dir.lmdb")
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        for path in [empty, directory] {
+            for args in [["devices", "link", "d1", "--person", "p", "--org", "o", "--label", "l", "--platform", "ios"], ["log"], ["verify"]] {
+                let out = try ledger(args, db: path)
+                #expect(out.status == LedgerError.Code.invalidInput.exitStatus && out.stdout.contains("no ledger at"), "\(args): \(out.stdout)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: path + "-lock"))
+        }
+        #expect(FileManager.default.contents(atPath: empty) == Data())
+        // Ids are judged before the path is: the refusal names the option, not the store.
+        for (args, field) in [(["approve", "a1", "--device", "phone", "--command-id", "bad cmd"], "command_id"),
+                              (["tokens", "issue", "--scope", "device", "--org", "bad org", "--device", "d"], "org"),
+                              (["tokens", "issue", "--scope", "device", "--org", "o", "--device", "bad d"], "device")] {
+            let out = try ledger(args, db: typo)
+            #expect(out.status == 2 && out.stdout.contains(#""field":"\#(field)""#), "\(args): \(out.stdout)")
+        }
         #expect(try LedgerProcess.run(["init", "--test-clock", "--db", typo], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"]).status == 0)
         #expect(try ledger(["log"], db: typo).stdout.contains("store.created"))
     }

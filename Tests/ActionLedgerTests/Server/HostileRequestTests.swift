@@ -119,6 +119,11 @@ import Testing
                                                        body: ByteBuffer(string: #"{"code": "12345678"}"#))
                 #expect(pairing.status == .unsupportedMediaType, "\(type): \(pairing.status)")
             }
+            // Also where no body is read: the pairing code route takes none.
+            let pairing = try await client.execute(uri: "/v1/devices/pairing", method: .post,
+                                                   headers: [.authorization: "Bearer \(h.phone)", .contentType: "text/plain"],
+                                                   body: ByteBuffer(string: "x"))
+            #expect(pairing.status == .unsupportedMediaType)
             let charset = try await client.execute(uri: "/v1/actions", method: .post,
                                                    headers: [.authorization: "Bearer \(h.specialist)", .contentType: "application/json; charset=utf-8"],
                                                    body: ByteBuffer(string: proposalJSON("of-ok")))
@@ -136,12 +141,56 @@ import Testing
             #expect(try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("of-p")).status == .created)
             let notOwned = try await client.call(.post, "/v1/actions/of-p/review", token: h.tablet)
             #expect(notOwned.code == "device_not_owned" && !notOwned.text.contains("quinn"), "\(notOwned.text)")
-            let past = try await client.call(.get, "/v1/audit/actors/operator?page_token=" + String(repeating: "f", count: 32), token: h.auditor)
-            #expect(past.status == .ok && past.json["count"] == 0, "\(past.text)")
+            // A page token is its query's: a forged one, or another listing's, is refused.
+            for forged in [String(repeating: "f", count: 32), String(repeating: "f", count: 48), String(repeating: "0", count: 48)] {
+                let r = try await client.call(.get, "/v1/audit/actors/operator?page_token=" + forged, token: h.auditor)
+                #expect(r.status == .badRequest && r.code == "invalid_input", "\(r.text)")
+            }
+            let first = try await client.call(.get, "/v1/audit/actors/operator?limit=1", token: h.auditor)
+            guard case .string(let token)? = first.json["next_page_token"] else { Issue.record("no token: \(first.text)"); return }
+            #expect(try await client.call(.get, "/v1/audit/actors/operator?limit=1&page_token=\(token)", token: h.auditor).status == .ok)
+            let elsewhere = try await client.call(.get, "/v1/audit/devices/phone-1?page_token=\(token)", token: h.auditor)
+            #expect(elsewhere.status == .badRequest && elsewhere.code == "invalid_input", "\(elsewhere.text)")
             try h.ledger.run(.revokeDevice(device: "phone-1", reason: "lost"), now: ServerHarness.systemNow())
             var statuses: [HTTPResponse.Status] = []
             for _ in 0..<5 { statuses.append(try await client.call(.get, "/v1/today", token: h.phone).status) }
             #expect(statuses.prefix(3).allSatisfy { $0 == .forbidden } && statuses.last == .tooManyRequests, "\(statuses)")
+        }
+    }
+
+    /// If-Match on a change is judged where policy.md §3 puts content: after the proof, the
+    /// decision and the expiry. A signed change over old content is refused stale and
+    /// recorded (its proof verified), and its replay is that first answer, byte for byte.
+    @Test func changesAreJudgedInPolicyOrderAndASignedStaleOneIsRecorded() async throws {
+        let key = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: key)
+        let pem = key.pem
+        try await h.test { client in
+            let proposed = try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("of-s", stakes: "medium"))
+            guard case .string(let original)? = proposed.json["action", "content_hash"] else { Issue.record("no hash"); return }
+            #expect(try await client.call(.post, "/v1/actions/of-s/edit", token: h.phone, json: #"{"text": "v2"}"#).status == .ok)
+            let stale: HTTPFields = [.ifMatch: "\"\(original)\""]
+            let own = try await client.call(.post, "/v1/actions/of-s/dismiss", token: h.phone, json: #"{"reason": "x"}"#, headers: stale)
+            #expect(own.status == .preconditionFailed && own.code == "stale_content")
+            let unsigned = try await client.call(.post, "/v1/actions/of-s/dismiss", token: h.laptop, json: #"{"reason": "x"}"#, headers: stale)
+            #expect(unsigned.status == .forbidden && unsigned.code == "proof_required", "\(unsigned.text)")
+            let head = try h.ledger.read { try $0.head().seq }
+            let now = ServerHarness.systemNow()
+            let statement = try h.ledger.statement(for: .dismiss(actionId: "of-s", device: "laptop-1", reason: "no"), commandId: "cmd-stale-1",
+                                                   claimedAt: now, contentHash: Digest(hex: original))
+            let signature = Data(try P256Signature.sign(statement.bytes, pemPrivateKey: pem).signature).base64EncodedString()
+            let body = #"{"reason": "no", "content_hash": "\#(original)", "claimed_at": "\#(now.iso8601)", "proof": {"format": "p256", "signature": "\#(signature)"}}"#
+            let first = try await client.call(.post, "/v1/actions/of-s/dismiss", token: h.laptop, json: body, headers: [.idempotencyKey: "cmd-stale-1"])
+            #expect(first.status == .preconditionFailed && first.code == "stale_content", "\(first.text)")
+            #expect(try h.ledger.read { try $0.head().seq } == head + 1)  // tap.refused
+            let again = try await client.call(.post, "/v1/actions/of-s/dismiss", token: h.laptop, json: body, headers: [.idempotencyKey: "cmd-stale-1"])
+            #expect(again.status == .preconditionFailed && again.text == first.text && again.headers[.idempotentReplayed] == "true")
+            #expect(try h.ledger.read { try $0.head().seq } == head + 1)
+            // Decided: already_decided comes before content.
+            #expect(try await client.call(.post, "/v1/actions/of-s/review", token: h.phone).status == .ok)
+            #expect(try await client.call(.post, "/v1/actions/of-s/approve", token: h.phone).status == .ok)
+            let decided = try await client.call(.post, "/v1/actions/of-s/dismiss", token: h.phone, json: #"{"reason": "x"}"#, headers: stale)
+            #expect(decided.status == .conflict && decided.code == "already_decided", "\(decided.text)")
         }
     }
 

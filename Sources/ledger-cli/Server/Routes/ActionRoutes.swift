@@ -45,16 +45,8 @@ extension LedgerServer {
                 case .edit: command = .edit(actionId: id, device: device, text: try f.require("text", f.string))
                 case .hold: command = .hold(actionId: id, device: device, until: try f.require("until", f.time))
                 }
-                if step == .dismiss || step == .edit || step == .hold, let seen,
-                   try self.ledger.read({ try $0.deviceState(device)?.person }) == state.person {
-                    // Taps carry the hash into the engine; the changes are checked here against the
-                    // current content, for the action's own person only: anyone else gets the
-                    // engine's refusal (device_not_owned), never the content's hash.
-                    let current = try self.ledger.read { try $0.actionState(id)?.contentHash }
-                    if let current, current != seen {
-                        throw LedgerError(.staleContent, "the action's content changed since \(seen.hex)",
-                                          details: ["current_content_hash": .string(current.hex)])
-                    }
+                if step == .dismiss || step == .edit || step == .hold, let seen, f.raw("proof") == nil {
+                    try self.requireSeenContent(seen, on: id, from: device)
                 }
                 var proof: ProofInput?
                 if let p = f.raw("proof") {
@@ -90,7 +82,24 @@ extension LedgerServer {
     /// gets the result as the engine replays it: the command's events, the action as it is now.
     func run(_ request: CommandRequest, status: HTTPResponse.Status = .ok) async throws -> Response {
         let ledger = self.ledger, sessions = self.sessions
-        let result = try await Blocking.run { try ledger.execute(request) }
+        let result: CommandResult
+        do {
+            result = try await Blocking.run { try ledger.execute(request) }
+        } catch let e as LedgerError where e.details["recorded_seq"] != nil {
+            // A refusal recorded as tap.refused registered the command id: its replay gets the
+            // first problem document again, byte for byte, as any replayed result does.
+            if let stored = try sessions.response(commandId: request.commandId, now: request.now) {
+                return Response(status: .init(code: stored.status),
+                                headers: [.contentType: "application/problem+json", .idempotentReplayed: "true", .cacheControl: "no-store"],
+                                body: .init(byteBuffer: ByteBuffer(string: stored.body.serialized())))
+            }
+            let problem = Problem(e)
+            let id = request.commandId, now = request.now
+            try await Blocking.run {
+                try sessions.keep(SessionStore.StoredResponse(status: problem.status.code, etag: nil, body: problem.json), commandId: id, at: now)
+            }
+            throw problem
+        }
         if result.replayed, let stored = try sessions.response(commandId: request.commandId, now: request.now) {
             var headers: HTTPFields = [.idempotentReplayed: "true"]
             if let etag = stored.etag { headers[.eTag] = etag }
@@ -111,6 +120,25 @@ extension LedgerServer {
             }
         }
         return LedgerServer.json(body, status: status, headers: headers)
+    }
+
+    /// If-Match on an unsigned change (a signed one carries the hash into the engine, which
+    /// judges it as policy.md §3 orders, recording a verified stale one as `tap.refused`).
+    /// Taps carry the hash into the engine too; a change has no field for it, so it is judged
+    /// here, where the engine would judge content: after every check it makes first. Only
+    /// an unkeyed device of the action's own person, on an action that may still be
+    /// decided, is answered `stale_content`; anyone else gets the engine's refusal
+    /// (`device_not_owned`, `proof_required`, `already_decided`, `action_expired`), and
+    /// never the content's hash.
+    func requireSeenContent(_ seen: Digest, on id: String, from device: String) throws {
+        let now = try self.now()
+        try ledger.read { r in
+            guard let s = try r.actionState(id), let d = try r.deviceState(device), d.person == s.person, d.revokedAt == nil,
+                  d.key == nil, s.decision == nil, s.status == .pending, !(s.proposal.expiresAt.map { $0 <= now } ?? false),
+                  s.contentHash != seen else { return }
+            throw LedgerError(.staleContent, "the action's content changed since \(seen.hex)",
+                              details: ["current_content_hash": .string(s.contentHash.hex)])
+        }
     }
 
     /// The action `id` of `org` (and visible to `who`, when given).
