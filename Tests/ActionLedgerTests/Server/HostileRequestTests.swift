@@ -100,6 +100,14 @@ import Testing
                     "\(replay.text)")
             let own = try await client.call(.get, "/v1/audit/replay", token: h.auditor)
             #expect(own.json["decisions_confirmed"] == 1, "\(own.text)")
+            // The org's last page is full and the operator acts in another org after it: that
+            // page's token is null, so nothing hints at the other org's entries.
+            let all = try await client.call(.get, "/v1/audit/actors/operator?limit=1000", token: h.auditor)
+            guard case .number(let n)? = all.json["count"] else { Issue.record("no count: \(all.text)"); return }
+            try h.ledger.run(.linkDevice(device: "zed-phone", person: "zed", org: "other-org", label: "Z", platform: .ios),
+                             now: ServerHarness.systemNow())
+            let last = try await client.call(.get, "/v1/audit/actors/operator?limit=\(Int(n))", token: h.auditor)
+            #expect(last.json["count"] == .number(n) && last.json["next_page_token"] == .null, "\(last.text)")
         }
     }
 
