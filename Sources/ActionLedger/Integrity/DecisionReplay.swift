@@ -225,6 +225,11 @@ public struct DecisionReplay {
         }
         guard judge else {
             signCounts.fold(event)
+            if case .autoShipped = event.payload {
+                // As judging would: the proposal's expected auto-ship came, and counts for its day.
+                if expectedAutoShip?.actionId == id { expectedAutoShip = nil }
+                autoShipsToday[event.person, default: 0] += 1
+            }
             state.apply(event)
             keep(state)
             return nil

@@ -53,8 +53,13 @@ import Testing
         #expect(report.eventsJudged == 9)
         #expect(report.decisionsConfirmed == 2)
         #expect(report.byRule == [Policy.Rule.autoShip: 1, Policy.Rule.mediumTwoTaps: 1])
-        // --from judges only the tail, folding the prefix.
+        // --from judges only the tail, folding the prefix: from any seq, an honest store
+        // replays clean (a folded auto-ship used to stay expected, and uncounted for its day).
         #expect(try t.ledger.replayDecisions(from: 8).eventsJudged == 2)
+        for from in UInt64(1)...10 {
+            let r = try t.ledger.replayDecisions(from: from)
+            #expect(r.mismatch == nil && r.eventsJudged == 10 - from, "from \(from): \(String(describing: r.mismatch))")
+        }
     }
 
     @Test func importRefusesAReChainedHighStakesApprovalFromAnotherPersonsDevice() throws {
