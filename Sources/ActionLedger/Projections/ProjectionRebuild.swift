@@ -84,8 +84,10 @@ extension Ledger {
                         progress: (RebuildProgress) -> Void = { _ in }) throws -> [RebuildResult] {
         guard options.verify || !environment.isReadOnly else { throw LedgerError(.readOnly, "a rebuild writes; open the ledger writable") }
         if migrationNeeded != nil, !options.verify { _ = try requireWriter() }  // migration_required: `ledger migrate` rebuilds them
+        // A name given twice is rebuilt once, in the order first asked for.
         let selected = try names.map { list in
-            try list.map { n in
+            var seen = Set<String>()
+            return try list.filter { seen.insert($0).inserted }.map { n in
                 guard let p = registry.projections.first(where: { $0.name == n }) else {
                     throw LedgerError(.invalidInput, "no projection named \(n) (known: "
                         + registry.projections.map(\.name).joined(separator: ", ") + ")")
