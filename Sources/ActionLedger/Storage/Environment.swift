@@ -81,6 +81,7 @@ public final class Environment: @unchecked Sendable {
             if options.unsafeNoSync { flags |= UInt32(MDB_NOSYNC) }
             if noLock { flags |= UInt32(MDB_NOLOCK) }
             try check(mdb_env_open(handle, path, flags, 0o644), "mdb_env_open(\(path))")
+            try requireWholeFile(handle, path)
             var dead: Int32 = 0
             if !noLock { _ = mdb_reader_check(handle, &dead) }
         } catch {
@@ -88,6 +89,23 @@ public final class Environment: @unchecked Sendable {
             throw error
         }
         return handle
+    }
+
+    /// LMDB maps the file and trusts its meta page, which it reads with `pread`: a file
+    /// shorter than the pages that meta names (truncated, half a copy) would fault the
+    /// process on the first read past its end (SIGBUS), `verify` included. So the file must
+    /// hold every page before any is read.
+    /// - throws: `integrity_failure` (`problem: truncated_file`) otherwise.
+    private static func requireWholeFile(_ handle: OpaquePointer, _ path: String) throws {
+        var info = MDB_envinfo(), stat = MDB_stat()
+        try check(mdb_env_info(handle, &info), "mdb_env_info")
+        try check(mdb_env_stat(handle, &stat), "mdb_env_stat")
+        let needed = (Int(info.me_last_pgno) + 1) * Int(stat.ms_psize)
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+        guard size >= needed else {
+            throw LedgerError(.integrityFailure, "\(path) holds \(size) bytes, but its LMDB meta page names \(info.me_last_pgno + 1) "
+                + "pages (\(needed) bytes): the file is truncated", details: ["problem": "truncated_file"])
+        }
     }
 
     deinit { mdb_env_close(env) }

@@ -47,6 +47,23 @@ import Testing
         #expect(try ledger(["log"], db: typo).stdout.contains("store.created"))
     }
 
+    /// A truncated store file is reported, never read past its end (liblmdb faulted on the
+    /// first page the file no longer holds: SIGBUS in every command, `verify` included).
+    @Test func aTruncatedStoreIsReportedNotACrash() throws {
+        let db = fixture.path("whole.lmdb")
+        #expect(try LedgerProcess.run(["demo", "--db", db]).status == 0)
+        let size = try #require(FileManager.default.attributesOfItem(atPath: db)[.size] as? Int)
+        let cut = fixture.path("cut.lmdb")
+        let bytes = try #require(FileManager.default.contents(atPath: db))
+        try bytes.prefix(size / 2 / 4096 * 4096).write(to: URL(fileURLWithPath: cut))
+        for args in [["verify"], ["log"], ["audit", "replay"], ["today", "--person", "quinn"]] {
+            let out = try LedgerProcess.run(args + ["--db", cut, "--json"])
+            #expect(out.status == LedgerError.Code.integrityFailure.exitStatus && out.stdout.contains("truncated_file"),
+                    "\(args): \(out.status) \(out.stdout) \(out.stderr.prefix(200))")
+        }
+        #expect(try LedgerProcess.run(["verify", "--db", db]).status == 0)
+    }
+
     /// `propose` takes `--command-id` as every write command does; refusals carry the
     /// details cli.md lists; `execute` records the operator unless told otherwise.
     @Test func proposeTakesACommandIdAndRefusalsCarryTheirDetails() throws {
