@@ -25,6 +25,10 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
     public static let mapFull: Int32 = MDB_MAP_FULL
     public static let mapResized: Int32 = MDB_MAP_RESIZED
     public static let readersFull: Int32 = MDB_READERS_FULL
+
+    /// LMDB found the file's pages are not what it wrote (a page it cannot find, a page of
+    /// the wrong kind, a file that is no LMDB environment): damage, not a storage fault.
+    public var isDamage: Bool { [MDB_PAGE_NOTFOUND, MDB_CORRUPTED, MDB_INVALID, MDB_BAD_DBI].contains(code) }
 }
 
 /// Throws an `LMDBError` unless `rc` is `MDB_SUCCESS`.

@@ -28,7 +28,14 @@ struct Verify: LedgerSubcommand {
     @Flag(help: "Also decode every event and require its canonical re-encoding (slower).")
     var deep = false
 
+    /// Set in the child `verify` runs the store's scan in (``scanInChild()``).
+    static let childVariable = "LEDGER_VERIFY_CHILD"
+
     func execute() throws {
+        if export == nil, ProcessInfo.processInfo.environment[Self.childVariable] == nil {
+            try global.requireStore()
+            return try scanInChild()
+        }
         let key = try pubkey.map { try CheckpointPublicKey(json: JSONParser.parse(Output.read($0))) }
         func load(_ path: String?, _ option: String) throws -> Checkpoint? {
             guard let path else { return nil }
@@ -85,5 +92,32 @@ final class Progress {
 
     func clear() {
         if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
+
+extension Verify {
+    /// Runs this same `verify` in a child process and passes on its output and status.
+    ///
+    /// liblmdb checks no page: a damaged B-tree page (a flipped byte in a branch or leaf
+    /// header) can send it past the map and fault the process. The tool meant to find such
+    /// damage must report it, so the scan runs in a child; a child killed by a signal is
+    /// reported as `integrity_failure` (`problem: unreadable_page`) with its exit status.
+    func scanInChild() throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        child.arguments = Array(CommandLine.arguments.dropFirst())
+        var environment = ProcessInfo.processInfo.environment
+        environment[Self.childVariable] = "1"
+        environment["SWIFT_BACKTRACE"] = "enable=no"  // a fault is reported below, not as a crash dump
+        child.environment = environment
+        try child.run()
+        child.waitUntilExit()
+        guard child.terminationReason == .uncaughtSignal else {
+            if child.terminationStatus != 0 { throw ExitCode(child.terminationStatus) }
+            return
+        }
+        throw Output.fail(LedgerError(.integrityFailure, "\(global.path) is damaged: reading it faulted (signal "
+            + "\(child.terminationStatus)), a page of its B-trees is not what LMDB wrote",
+            details: ["problem": "unreadable_page", "signal": .number(Double(child.terminationStatus))]), json: global.json)
     }
 }

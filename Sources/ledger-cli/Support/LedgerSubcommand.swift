@@ -20,6 +20,10 @@ extension LedgerSubcommand {
             try execute()
         } catch let error as LedgerError {
             throw Output.fail(error, json: global.json)
+        } catch let error as LMDBError where error.isDamage {
+            // The file's pages are not what LMDB wrote: a broken store, as a broken chain is.
+            throw Output.fail(LedgerError(.integrityFailure, "\(global.path) is damaged: \(error.description)",
+                                          details: ["problem": "damaged_page"]), json: global.json)
         } catch let error as LMDBError {
             throw Output.fail(LedgerError(.storage, error.description), json: global.json)
         }
