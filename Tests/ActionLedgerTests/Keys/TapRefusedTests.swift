@@ -47,10 +47,9 @@ import Testing
         try Self.verifiesEverywhere(t)
     }
 
-    /// A proof is used once, refused or not: an approve signed before its review is refused
-    /// and recorded, and whoever submits it again later (the device's queue, or anyone who
-    /// read it in the log) gets that refusal back, though the review has come since.
-    @Test func aRecordedRefusalSpendsItsProof() throws {
+    /// quinn's keyed iphone signs an approve of a1 (medium stakes) under `cmd-early` before
+    /// any review: refused (`taps_required`) and recorded at seq 4.
+    static func approvedBeforeItsReview() throws -> (TempLedger, TestDeviceKey, Command, ProofInput) {
         let t = try keyedStore()
         let phone = TestDeviceKey()
         try t.ledger.linkKeyed("iphone", phone)
@@ -58,6 +57,14 @@ import Testing
         let statement = try t.ledger.statement(for: approve, commandId: "cmd-early", claimedAt: t0)
         let proof = ProofInput(claimedAt: t0, signature: try phone.sign(statement.bytes))
         try requireLedgerError(.tapsRequired) { try t.ledger.execute(CommandRequest(approve, commandId: "cmd-early", now: t0, proof: proof)) }
+        return (t, phone, approve, proof)
+    }
+
+    /// A proof is used once, refused or not: an approve signed before its review is refused
+    /// and recorded, and whoever submits it again later (the device's queue, or anyone who
+    /// read it in the log) gets that refusal back, though the review has come since.
+    @Test func aRecordedRefusalSpendsItsProof() throws {
+        let (t, phone, approve, proof) = try Self.approvedBeforeItsReview()
         #expect(try Self.head(t) == 4)
         #expect(try t.ledger.read { try $0.command("cmd-early") }.map { [$0.first, UInt64($0.count)] } == [4, 1])
         try t.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone)
@@ -84,13 +91,7 @@ import Testing
     /// where a spent proof then ran: its index still verifies, audit replay reports the
     /// reuse, and its export is refused by import.
     @Test func aSpentProofThatRanInAnEarlierStoreIsReported() throws {
-        let t = try keyedStore()
-        let phone = TestDeviceKey()
-        try t.ledger.linkKeyed("iphone", phone)
-        let approve = Command.tap(.approve, actionId: "a1", device: "iphone")
-        let statement = try t.ledger.statement(for: approve, commandId: "cmd-early", claimedAt: t0)
-        let proof = ProofInput(claimedAt: t0, signature: try phone.sign(statement.bytes))
-        try requireLedgerError(.tapsRequired) { try t.ledger.execute(CommandRequest(approve, commandId: "cmd-early", now: t0, proof: proof)) }
+        let (t, phone, approve, proof) = try Self.approvedBeforeItsReview()
         // The same four events, indexed as an earlier build did: the refusal's id left free.
         let legacy = try TempLedger()
         let events = try t.ledger.read { r in try (1...4).map { try r.event($0)!.event } }
