@@ -41,6 +41,17 @@ import Testing
             let again = try await client.call(.post, "/v1/actions", token: h.specialist, json: secret, headers: key)
             #expect(again.status == .created && again.headers[.idempotentReplayed] == "true")
             #expect(try h.ledger.read { try $0.head().seq } == head)
+            // An outcome's key answers the same outcome only, not one with fewer fields.
+            #expect(try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("of-run", stakes: "low")).status == .created)
+            #expect(try await client.call(.post, "/v1/actions/of-run/approve", token: h.phone).status == .ok)
+            let outcomeKey: HTTPFields = [.idempotencyKey: "cmd-outcome-1"]
+            let ran = #"{"status": "executed", "outcome": {"post_id": "p1"}}"#
+            #expect(try await client.call(.post, "/v1/actions/of-run/outcome", token: h.specialist, json: ran, headers: outcomeKey).status == .ok)
+            let same = try await client.call(.post, "/v1/actions/of-run/outcome", token: h.specialist, json: ran, headers: outcomeKey)
+            #expect(same.headers[.idempotentReplayed] == "true")
+            let fewer = try await client.call(.post, "/v1/actions/of-run/outcome", token: h.specialist,
+                                              json: #"{"status": "executed", "outcome": {}}"#, headers: outcomeKey)
+            #expect(fewer.headers[.idempotentReplayed] == nil && fewer.status != .ok, "\(fewer.status) \(fewer.text)")
         }
     }
 
