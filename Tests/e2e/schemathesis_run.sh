@@ -19,7 +19,7 @@ HEAD_BEFORE=$("$LEDGER" log --db "$DB" | wc -l)
 # schemathesis leaves its .schemathesis cache.
 cd "$TMP"
 for TOKEN in "$DEVICE" "$AUDITOR"; do
-  python3 -m schemathesis.cli run "$ROOT/Specs/openapi.yaml" --url "$URL" -H "Authorization: Bearer $TOKEN" \
+  python3 -m schemathesis.cli --config-file "$ROOT/Tests/e2e/schemathesis.toml" run "$ROOT/Specs/openapi.yaml" --url "$URL" -H "Authorization: Bearer $TOKEN" \
     -n "$EXAMPLES" --checks all --exclude-path /v1/events --generation-deterministic --request-timeout 10
 done
 # A device token's refused requests write nothing; its accepted ones are taps on actions
