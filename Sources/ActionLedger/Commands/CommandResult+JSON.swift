@@ -1,12 +1,15 @@
 extension ActionState {
-    /// The action as `ledger show` and command results print it, at `now`.
+    /// The action as `ledger show` and command results print it, at `now`, under `policy`:
+    /// its own org's in force (``LogReader/policy(org:)``), as the engine judges it.
     public func json(now: Timestamp, policy: PolicyDocument) -> JSON {
         var o: JSONObject = [
             "action_id": .string(actionId), "org": .string(org), "person": .string(person),
             "state": .string(displayState(now: now)),
             "next_tap": Policy.nextTap(self, under: policy).map { .string($0.rawValue) } ?? .null,
             "stakes": .string(proposal.stakes.rawValue),
-            "effective_stakes": .string(Policy.effectiveStakes(of: proposal, under: policy).rawValue),
+            // The stakes the engine judges by: the policy's raises, and never below those pinned
+            // at the proposal (policy.md `stakes.pinned`).
+            "effective_stakes": .string(Policy.requirements(of: proposal, under: policy).stakes.rawValue),
             "specialist": ["name": .string(proposal.specialist.name), "agent": .string(proposal.specialist.agent)],
             "surface": .string(proposal.surface), "kind": .string(proposal.kind),
             "target": ["type": .string(proposal.target.type), "id": .string(proposal.target.id)],

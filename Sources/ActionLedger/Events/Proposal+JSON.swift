@@ -74,7 +74,10 @@ extension PolicyDocument {
     /// Parses a policy document. Omitted settings take the built-in defaults; `version`
     /// may be omitted in `ledger policy set` input (the engine assigns the next one).
     init(fields r: inout FieldReader, requireVersion: Bool) throws {
-        let v = requireVersion || r.object["version"] != nil ? try r.integer("version", in: 0...Int(UInt32.max)) : 0
+        // Given in `policy set` input, it must be a real next version: 0 is the built-in
+        // default, and taking it for "the next one" would pass a stale document silently.
+        let v = requireVersion ? try r.integer("version", in: 0...Int(UInt32.max))
+            : r.object["version"] != nil ? try r.integer("version", in: 1...Int(UInt32.max)) : 0
         var settings = AutoShipSettings()
         if var a = try r.optionalObject("auto_ship") {
             settings.enabled = try a.optionalBool("enabled") ?? settings.enabled

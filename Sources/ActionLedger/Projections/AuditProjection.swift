@@ -70,10 +70,14 @@ public struct AuditProjection: Projection {
         try store.insert(Self.policies, key: Keys.u64(event.seq), value: Keys.u64(UInt64(p.version)), append: true)
     }
 
-    /// The policy version in force at `seq`: that of the last `policy.set` at or before it (0 before any).
-    static func policyInForce(_ store: ProjectionStore, at seq: UInt64) throws -> UInt32 {
+    /// The policy version in force at `seq`: that of the last `policy.set` at or before it
+    /// that `applies` accepts (given its seq; 0 before any).
+    static func policyInForce(_ store: ProjectionStore, at seq: UInt64,
+                              applies: (UInt64) throws -> Bool = { _ in true }) throws -> UInt32 {
         var version: UInt32 = 0
-        try store.scan(policies, from: Keys.u64(seq), reverse: true) { _, v in
+        try store.scan(policies, from: Keys.u64(seq), reverse: true) { k, v in
+            // Each key is the policy.set's seq (big-endian).
+            guard try applies(Keys.readU64(k)) else { return true }
             version = UInt32(truncatingIfNeeded: Keys.readU64(v))
             return false
         }

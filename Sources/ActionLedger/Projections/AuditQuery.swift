@@ -158,7 +158,11 @@ extension ProjectionSnapshot {
     func auditEntry(_ seq: UInt64, _ audit: ProjectionStore) throws -> AuditEntry {
         let event = try loggedEvent(seq)
         let action = try event.actionId.map { try describe($0) }
-        return AuditEntry(event, action: action, policyInForce: try AuditProjection.policyInForce(audit, at: seq))
+        // A policy.set governs its own org's actions only (policy.md `policy.org`): the version
+        // in force for this event is its org's, so other orgs' policy.sets are passed over.
+        return AuditEntry(event, action: action, policyInForce: try AuditProjection.policyInForce(audit, at: seq) { policySeq in
+            try self.loggedEvent(policySeq).org == event.org
+        })
     }
 
     /// The auto-ship record of event `seq`, rendered from the log.

@@ -108,7 +108,16 @@ extension ProjectionSnapshot {
             return p
         }
         let prefix = Keys.prefix(q.person)
-        let after = try q.pageToken.map { try PageToken($0, length: 17) }
+        // A token is the last card's position ‖ a tag of the person: another person's feed
+        // refuses it (it would silently hide her cards before that position).
+        let tag = ProjectionSnapshot.queryTag("today/\(q.person)")
+        let after = try q.pageToken.map { text -> PageToken in
+            let token = try PageToken(text, length: 25)
+            guard token.bytes[17...].elementsEqual(tag) else {
+                throw LedgerError(.invalidInput, "page token \(text) is not one this query printed", details: ["field": "page_token"])
+            }
+            return PageToken(token.bytes.prefix(17))
+        }
         var feed = TodayFeed(person: q.person, now: q.now, count: 0, items: [], nextPageToken: nil, drafts: [],
                              autoShipped: (0, []), policyVersion: 0)
         var skipped = 0
@@ -147,7 +156,7 @@ extension ProjectionSnapshot {
                                             seq: item.seq))
                 lastKey = position
             } else if feed.nextPageToken == nil, let lastKey {
-                feed.nextPageToken = PageToken(lastKey).description
+                feed.nextPageToken = PageToken(lastKey + tag).description
             }
             return true
         }

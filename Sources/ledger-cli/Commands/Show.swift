@@ -16,7 +16,11 @@ struct Show: LedgerSubcommand {
     func execute() throws {
         let ledger = try global.open(write: false)
         let at = try now.map { try Clock.parse($0, option: "--now") } ?? global.now(ledger)
-        let (state, events, policy) = try ledger.read { r in (try r.actionState(action), try r.actionEvents(action), try r.policy()) }
+        let (state, events, policy) = try ledger.read { r in
+            let state = try r.actionState(action)
+            // The action's own org's policy: a policy.set governs its own org only.
+            return (state, try r.actionEvents(action), try state.map { try r.policy(org: $0.org) } ?? r.policy())
+        }
         guard let state else {
             throw LedgerError(.unknownAction, "no action \(action)", details: ["action_id": .string(action)])
         }

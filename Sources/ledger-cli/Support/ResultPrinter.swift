@@ -3,7 +3,8 @@ import ActionLedger
 /// Prints a command's result: the JSON form with `--json`, else one line per event (escaped: ``Human``).
 enum ResultPrinter {
     static func print(_ result: CommandResult, ledger: Ledger, now: Timestamp, json: Bool) throws {
-        let policy = try ledger.read { try $0.policy() }
+        // The action's own org's policy: the one the engine judged it by.
+        let policy = try ledger.read { r in try result.action.map { try r.policy(org: $0.org) } ?? r.policy() }
         if json {
             Output.json(result.json(now: now, policy: policy))
             return
