@@ -112,7 +112,8 @@ struct AuthMiddleware: RouterMiddleware {
         }
         let identity: Identity
         do {
-            guard header.hasPrefix("Bearer "), case let secret = String(header.dropFirst(7)), !secret.isEmpty else {
+            // The scheme is case-insensitive (RFC 9110 §11.1): `bearer` is `Bearer`.
+            guard header.prefix(7).lowercased() == "bearer ", case let secret = String(header.dropFirst(7)), !secret.isEmpty else {
                 throw Problem.unauthorized("expected Authorization: Bearer <token>")
             }
             identity = try authenticator.identify(secret: secret, now: try clock())

@@ -19,7 +19,33 @@ final class EventHub: Service, Sendable {
     private struct Subscriber {
         let identity: Identity
         let continuation: AsyncStream<Message>.Continuation
+        let backlog: Backlog
     }
+
+    /// The bytes a stream has been handed and not yet written: a stream that stops reading
+    /// (a client that never drains its socket) would otherwise make the hub keep every event
+    /// for it. Past ``maxBacklog`` the stream is closed instead, and its client resumes from
+    /// the log with `Last-Event-ID`, read in batches as any catch-up is.
+    final class Backlog: Sendable {
+        private let bytes = Locked(0)
+
+        /// Counts `n` more bytes handed over; false (counting nothing) past `limit`.
+        func add(_ n: Int, limit: Int) -> Bool {
+            bytes.withLock { b in
+                guard b + n <= limit else { return false }
+                b += n
+                return true
+            }
+        }
+
+        /// The stream wrote `n` of them.
+        func written(_ n: Int) { bytes.withLock { $0 -= n } }
+    }
+
+    /// Most bytes a stream may have pending before it is closed (see ``Backlog``).
+    static let maxBacklog = 1 << 20
+    /// What a heartbeat counts in a backlog.
+    static let heartbeatBytes = 16
 
     private struct State {
         var seq: UInt64 = 0
@@ -47,21 +73,22 @@ final class EventHub: Service, Sendable {
 
     /// Opens a subscription: every event appended after the hub's current position, until
     /// the stream is cancelled, its identity revoked, or the server stops.
-    func subscribe(_ identity: Identity) -> (id: UInt64, stream: AsyncStream<Message>) {
+    func subscribe(_ identity: Identity) -> (id: UInt64, stream: AsyncStream<Message>, backlog: Backlog) {
         let (stream, continuation) = AsyncStream<Message>.makeStream()
+        let backlog = Backlog()
         let id: UInt64? = state.withLock { s in
             guard !s.stopped else { return nil }
             s.nextId += 1
-            s.subscribers[s.nextId] = Subscriber(identity: identity, continuation: continuation)
+            s.subscribers[s.nextId] = Subscriber(identity: identity, continuation: continuation, backlog: backlog)
             if let d = identity.device { s.openByDevice[d, default: 0] += 1 }
             return s.nextId
         }
         guard let id else {
             continuation.finish()
-            return (0, stream)
+            return (0, stream, backlog)
         }
         continuation.onTermination = { [weak self] _ in self?.remove(id) }
-        return (id, stream)
+        return (id, stream, backlog)
     }
 
     /// Ends one subscription (its stream's response then finishes).
@@ -138,14 +165,29 @@ final class EventHub: Service, Sendable {
         let rendered = events.map { (seq: $0.event.seq, sse: LedgerServer.sse($0)) }
         for sub in subscribers {
             let visible = zip(events, rendered).filter { StreamFilter.visible($0.0.event, to: sub.identity, agents: agents) }.map(\.1)
-            if !visible.isEmpty { sub.continuation.yield(.events(visible)) }
+            if !visible.isEmpty {
+                guard sub.backlog.add(Self.bytes(visible), limit: Self.maxBacklog) else {
+                    sub.continuation.finish()  // too far behind: it resumes from the log
+                    continue
+                }
+                sub.continuation.yield(.events(visible))
+            }
             if events.contains(where: { StreamFilter.revokes($0.event, sub.identity) }) { sub.continuation.finish() }
         }
     }
 
     private func broadcast(_ message: Message) {
-        for sub in state.withLock({ Array($0.subscribers.values) }) { sub.continuation.yield(message) }
+        for sub in state.withLock({ Array($0.subscribers.values) }) {
+            guard sub.backlog.add(Self.heartbeatBytes, limit: Self.maxBacklog) else {
+                sub.continuation.finish()
+                continue
+            }
+            sub.continuation.yield(message)
+        }
     }
+
+    /// What a batch of rendered events counts in a backlog.
+    static func bytes(_ events: [(seq: UInt64, sse: String)]) -> Int { events.reduce(0) { $0 + $1.sse.utf8.count } }
 }
 
 /// What a token may see of the log, and which events end its streams.

@@ -17,6 +17,8 @@ import Testing
                 #expect(r.status == .badRequest && r.code == "invalid_input", "\(r.status) \(r.text)")
             }
             #expect(try await client.call(.get, "/healthz").status == .ok)
+            // The auth scheme is case-insensitive (RFC 9110 §11.1).
+            #expect(try await client.call(.get, "/v1/today", headers: [.authorization: "bearer \(h.phone)"]).status == .ok)
         }
     }
 
@@ -227,5 +229,42 @@ import Testing
             }
             #expect(try h.ledger.read { try $0.head().seq } == head)
         }
+    }
+}
+
+/// A stream that stops reading does not make the hub keep every event for it: past its
+/// backlog it is closed, and its client resumes from the log with `Last-Event-ID`.
+@Suite struct SlowStreamTests {
+    @Test func aStreamTooFarBehindIsClosedNotBuffered() async throws {
+        let t = try TempLedger()
+        try t.ledger.create(StoreCreation(testClock: true, demo: false), now: t0)
+        try t.ledger.link("iphone")
+        let hub = try EventHub(ledger: t.ledger, pollInterval: .milliseconds(10), heartbeat: .seconds(60))
+        let who = Identity(id: "tok", org: "quinn-co", scope: .auditor, subject: nil, person: nil)
+        let slow = hub.subscribe(who), reading = hub.subscribe(who)
+        // Proposals of ~2 KiB each: 1 000 of them are past the 1 MiB backlog.
+        let text = String(repeating: "x", count: 2_000)
+        var appended = 0
+        for batch in 0..<10 {
+            try t.ledger.execute(batch: (0..<100).map { i in
+                var p = proposal("p\(batch)-\(i)")
+                p.proposal.preview = Preview(text: text, assets: 0)
+                return CommandRequest(.propose(p), now: t0)
+            })
+            appended += 100
+            try hub.poll()
+            // The reading stream drains what it was handed, as the stream writer does.
+            var drained = 0
+            for await message in reading.stream {
+                if case .events(let events) = message { reading.backlog.written(EventHub.bytes(events)); drained += events.count }
+                if drained >= 100 { break }
+            }
+        }
+        // The slow stream got what fitted, then ended; the reading one is still open.
+        var received = 0
+        for await message in slow.stream { if case .events(let events) = message { received += events.count } }
+        #expect(received > 0 && received < appended, "received \(received) of \(appended)")
+        #expect(reading.backlog.add(0, limit: EventHub.maxBacklog))
+        hub.end(reading.id)
     }
 }

@@ -98,6 +98,7 @@ extension LedgerServer {
                                 for await message in live.stream {
                                     switch message {
                                     case .events(let events):
+                                        defer { live.backlog.written(EventHub.bytes(events)) }
                                         let fresh = events.filter { $0.seq > last }
                                         guard let newest = fresh.last else { continue }
                                         try await writer.write(ByteBuffer(string: fresh.map(\.sse).joined()))
@@ -109,6 +110,7 @@ extension LedgerServer {
                                             break
                                         }
                                         try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                                        live.backlog.written(EventHub.heartbeatBytes)
                                     }
                                 }
                             } onGracefulShutdown: {
