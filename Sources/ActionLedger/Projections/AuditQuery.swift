@@ -160,8 +160,13 @@ extension ProjectionSnapshot {
         let action = try event.actionId.map { try describe($0) }
         // A policy.set governs its own org's actions only (policy.md `policy.org`): the version
         // in force for this event is its org's, so other orgs' policy.sets are passed over.
+        // The org is read in place: a policy.set carries a whole policy document, not decoded for this.
+        let org = Array(event.org.utf8)
         return AuditEntry(event, action: action, policyInForce: try AuditProjection.policyInForce(audit, at: seq) { policySeq in
-            try self.loggedEvent(policySeq).org == event.org
+            try LogReader(txn: self.txn, dbs: self.dbs).withRawEvent(policySeq) { raw in
+                let view = try EventView(stored: raw)
+                return view[view.org].elementsEqual(org)
+            } ?? false
         })
     }
 

@@ -88,10 +88,21 @@ public struct PageToken: Sendable, Equatable, CustomStringConvertible {
     /// Parses a token printed by an earlier page.
     /// - throws: `invalid_input` when it is not one.
     public init(_ text: String, length: Int) throws {
-        guard let decoded = Hex.decode(text), decoded.count == length else {
-            throw LedgerError(.invalidInput, "page token \(text) is not one this query printed")
-        }
+        guard let decoded = Hex.decode(text), decoded.count == length else { throw Self.notPrinted(text) }
         bytes = decoded
+    }
+
+    /// Parses a token printed as `length` bytes of position followed by `tag` (what the
+    /// listing lists, ``ProjectionSnapshot/queryTag(_:)``); keeps the position.
+    /// - throws: `invalid_input` when it is not one, or another listing's.
+    init(_ text: String, length: Int, tag: [UInt8]) throws {
+        let token = try PageToken(text, length: length + tag.count)
+        guard token.bytes[length...].elementsEqual(tag) else { throw Self.notPrinted(text) }
+        bytes = Array(token.bytes.prefix(length))
+    }
+
+    static func notPrinted(_ text: String) -> LedgerError {
+        LedgerError(.invalidInput, "page token \(text) is not one this query printed", details: ["field": "page_token"])
     }
 
     /// The token as printed: lowercase hex of the key.

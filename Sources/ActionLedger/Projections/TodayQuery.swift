@@ -111,13 +111,7 @@ extension ProjectionSnapshot {
         // A token is the last card's position ‖ a tag of the person: another person's feed
         // refuses it (it would silently hide her cards before that position).
         let tag = ProjectionSnapshot.queryTag("today/\(q.person)")
-        let after = try q.pageToken.map { text -> PageToken in
-            let token = try PageToken(text, length: 25)
-            guard token.bytes[17...].elementsEqual(tag) else {
-                throw LedgerError(.invalidInput, "page token \(text) is not one this query printed", details: ["field": "page_token"])
-            }
-            return PageToken(token.bytes.prefix(17))
-        }
+        let after = try q.pageToken.map { try PageToken($0, length: 17, tag: tag) }
         var feed = TodayFeed(person: q.person, now: q.now, count: 0, items: [], nextPageToken: nil, drafts: [],
                              autoShipped: (0, []), policyVersion: 0)
         var skipped = 0

@@ -27,12 +27,10 @@ extension ProjectionSnapshot {
         let end = window.to == TimeWindow.all.to ? try reader.head().seq + 1 : try reader.firstSeq(atOrAfter: window.to)
         if let text = pageToken {
             // A token is the last row's time ‖ seq ‖ the query's tag: the next page starts after that seq.
-            let token = try PageToken(text, length: 24)
+            let token = try PageToken(text, length: 16, tag: Self.queryTag(query))
             let (time, seq) = token.bytes.withUnsafeBytes { (Keys.readU64($0, at: 0), Keys.readU64($0, at: 8)) }
-            guard token.bytes[16...].elementsEqual(Self.queryTag(query)), seq >= 1, seq <= (try reader.head().seq),
-                  let at = try reader.time(of: seq), ProjectionKeys.timeBits(at) == time else {
-                throw LedgerError(.invalidInput, "page token \(text) is not one this query printed", details: ["field": "page_token"])
-            }
+            guard seq >= 1, seq <= (try reader.head().seq), let at = try reader.time(of: seq),
+                  ProjectionKeys.timeBits(at) == time else { throw PageToken.notPrinted(text) }
             first = max(first, seq + 1)
         }
         return first..<max(first, end)

@@ -28,7 +28,7 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
 
     /// LMDB found the file's pages are not what it wrote (a page it cannot find, a page of
     /// the wrong kind, a file that is no LMDB environment): damage, not a storage fault.
-    public var isDamage: Bool { [MDB_PAGE_NOTFOUND, MDB_CORRUPTED, MDB_INVALID, MDB_BAD_DBI].contains(code) }
+    public var isDamage: Bool { [MDB_PAGE_NOTFOUND, MDB_CORRUPTED, MDB_INVALID].contains(code) }
 }
 
 /// Throws an `LMDBError` unless `rc` is `MDB_SUCCESS`.

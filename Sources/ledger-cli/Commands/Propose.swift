@@ -58,9 +58,7 @@ struct Propose: LedgerSubcommand {
                               details: ["field": "command_id"])
         }
         let id = commandId ?? input.commandId
-        if let id, let bad = Identifier.problem(id) {
-            throw LedgerError(.invalidInput, "--command-id \(bad)", details: ["field": "command_id"])
-        }
+        try CommandRunner.requireIdentifier(id, option: "--command-id", field: "command_id")
         let ledger = try global.open(write: true)
         let now = try global.now(ledger)
         let result = try ledger.execute(CommandRequest(.propose(input), commandId: id, now: now))

@@ -60,7 +60,7 @@ struct StatementCommand: LedgerSubcommand {
         let ledger = try global.open(write: false)
         let claimed = try claimedAt.map { try Clock.parse($0, option: "--claimed-at") } ?? (try global.now(ledger))
         let id = commandId ?? CommandRequest.newCommandId()
-        if let bad = Identifier.problem(id) { throw LedgerError(.invalidInput, "--command-id \(bad)") }
+        try CommandRunner.requireIdentifier(id, option: "--command-id", field: "command_id")
         let statement = try ledger.statement(for: command, commandId: id, claimedAt: claimed, contentHash: seen)
         let bytes = statement.bytes
         let hex = Hex.encode(bytes)

@@ -12,14 +12,14 @@ struct OperatorOptions: ParsableArguments {
 }
 
 enum CommandRunner {
-    /// Refuses, before any store is opened, a command naming an action, device, person or
-    /// org that is no identifier, naming its option (Specs/cli.md).
     /// Refuses `value` of `option` unless it is an identifier, before any store is opened.
     static func requireIdentifier(_ value: String?, option: String, field: String) throws {
         guard let value, let problem = Identifier.problem(value) else { return }
         throw LedgerError(.invalidInput, "\(option) \(problem)", details: ["field": .string(field)])
     }
 
+    /// Refuses, before any store is opened, a command naming an action, device, person or
+    /// org that is no identifier, naming its option (Specs/cli.md).
     static func requireIdentifiers(_ command: Command) throws {
         guard let (field, problem) = command.identifierProblem else { return }
         let option = field == "action_id" ? "the action id" : "--\(field)"
@@ -31,13 +31,9 @@ enum CommandRunner {
     /// checked here, before the store is opened, so nothing is written on a bad one.
     static func run(_ command: Command, commandId: String?, actor: String = "operator", global: GlobalOptions,
                     proof: ((Ledger, Timestamp) throws -> ProofInput)? = nil) throws {
-        if let bad = Identifier.problem(actor) {
-            throw LedgerError(.invalidInput, "--actor \(bad)", details: ["field": "actor"])
-        }
+        try requireIdentifier(actor, option: "--actor", field: "actor")
         try requireIdentifiers(command)
-        if let commandId, let bad = Identifier.problem(commandId) {
-            throw LedgerError(.invalidInput, "--command-id \(bad)", details: ["field": "command_id"])
-        }
+        try requireIdentifier(commandId, option: "--command-id", field: "command_id")
         let ledger = try global.open(write: true)
         let now = try global.now(ledger)
         let result = try ledger.execute(CommandRequest(command, commandId: commandId, now: now, actor: actor,
