@@ -29,10 +29,12 @@ final class Authenticator: Sendable {
     func identify(secret: String, now: Timestamp) throws -> Identity {
         let hash = Ledger.tokenHash(secret)
         let identity: Identity
+        var session: SessionStore.Session?
         if secret.hasPrefix("als_") {
             guard let s = try sessions.session(secretHash: hash), s.revokedAt == nil, now < s.expiresAt else {
                 throw Problem.unauthorized("the session is unknown, expired or signed out")
             }
+            session = s
             identity = Identity(id: s.id, org: s.org, scope: .device, subject: s.device, person: s.person)
         } else {
             guard let t = try token(hash: hash), t.isLive(at: now) else {
@@ -47,6 +49,9 @@ final class Authenticator: Sendable {
         guard d.revokedAt == nil else {
             throw LedgerError(.deviceRevoked, "device \(device) was revoked", details: ["device": .string(device)])
         }
+        if let session, !session.isBound(to: d) {
+            throw Problem.unauthorized("device \(device)'s key changed since this session signed in: sign in again with its current key")
+        }
         var withPerson = identity
         withPerson.person = d.person
         return withPerson
@@ -58,16 +63,18 @@ final class Authenticator: Sendable {
         try caughtUp { cache in cache.byHash[hash].flatMap { cache.byId[$0] } }
     }
 
-    /// Whether the operator token behind `identity` is still live (a stream ticket outlives
-    /// nothing its token does). Sessions are checked by their device's state instead.
     /// Whether `identity` may still act at `now`: its token unrevoked and unexpired, or its
-    /// device session not signed out and unexpired, and its device (if any) not revoked.
+    /// device session not signed out, unexpired and its device's key still the one that
+    /// signed it in; and its device (if any) not revoked.
     /// Stream tickets and open streams ask again, so a revocation or an expiry ends them.
     func isLive(_ identity: Identity, at now: Timestamp) throws -> Bool {
         if identity.id.hasPrefix("tok-") {
             guard try caughtUp({ $0.byId[identity.id]?.isLive(at: now) ?? false }) else { return false }
         } else {
             guard let s = try sessions.session(id: identity.id), s.revokedAt == nil, now < s.expiresAt else { return false }
+            // A rotated key ends the session, and the streams it opened, as a revocation does.
+            guard let d = try identity.device.flatMap({ id in try ledger.read { try $0.deviceState(id) } }) else { return false }
+            return d.revokedAt == nil && s.isBound(to: d)
         }
         guard let device = identity.device else { return true }
         return try ledger.read { try $0.deviceState(device)?.revokedAt } == nil

@@ -15,15 +15,28 @@ final class SessionStore: Sendable {
         var createdAt: Timestamp
         var expiresAt: Timestamp
         var revokedAt: Timestamp?
+        /// The fingerprint of the key that signed the session's challenge. A session proves
+        /// only that key: once the device's key is rotated (a lost or compromised key is
+        /// rotated out) the session ends with it. Nil in a record written before sessions
+        /// were bound to their key: such a session is refused, and its device signs in again.
+        var keyFingerprint: Digest?
 
         var json: JSON {
             ["session_id": .string(id), "device": .string(device), "person": .string(person), "org": .string(org),
              "created_at": .string(createdAt.iso8601), "expires_at": .string(expiresAt.iso8601),
-             "revoked_at": revokedAt.map { .string($0.iso8601) } ?? .null]
+             "revoked_at": revokedAt.map { .string($0.iso8601) } ?? .null,
+             "key_fingerprint": keyFingerprint.map { .string($0.hex) } ?? .null]
         }
 
-        init(id: String, device: String, person: String, org: String, createdAt: Timestamp, expiresAt: Timestamp) {
+        init(id: String, device: String, person: String, org: String, createdAt: Timestamp, expiresAt: Timestamp,
+             keyFingerprint: Digest?) {
             (self.id, self.device, self.person, self.org, self.createdAt, self.expiresAt) = (id, device, person, org, createdAt, expiresAt)
+            self.keyFingerprint = keyFingerprint
+        }
+
+        /// Whether the device still holds the key that signed this session in.
+        func isBound(to device: DeviceState) -> Bool {
+            keyFingerprint != nil && keyFingerprint == device.key?.fingerprint
         }
 
         init(json: JSON) throws {
@@ -33,7 +46,13 @@ final class SessionStore: Sendable {
                   case .string(let e)? = o["expires_at"], let expires = Timestamp(iso8601: e) else {
                 throw LedgerError(.storage, "a session record does not decode")
             }
-            self.init(id: id, device: device, person: person, org: org, createdAt: created, expiresAt: expires)
+            var fingerprint: Digest?
+            if case .string(let f)? = o["key_fingerprint"] {
+                guard let d = Digest(hex: f) else { throw LedgerError(.storage, "a session record's key_fingerprint does not decode") }
+                fingerprint = d
+            }
+            self.init(id: id, device: device, person: person, org: org, createdAt: created, expiresAt: expires,
+                      keyFingerprint: fingerprint)
             if case .string(let r)? = o["revoked_at"] { revokedAt = Timestamp(iso8601: r) }
         }
     }

@@ -114,3 +114,51 @@ import Testing
         }
     }
 }
+
+/// A session proves the key that signed its challenge: a key rotation (how a lost or
+/// compromised key is taken out of service) ends every session that key made.
+@Suite struct SessionKeyBindingTests {
+    @Test func aRotatedKeyEndsTheSessionsItSignedIn() async throws {
+        let old = TestDeviceKey(), new = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: old)
+        let oldPem = old.pem, newPem = new.pem, oldPrint = try old.key().fingerprint.hex
+        // The rotation, signed by the old key, made ready before the session exists.
+        var newKey = try new.key(.userVerification)
+        newKey.trust = .introducedBy(device: "laptop-1",
+                                     signature: try old.sign(try h.ledger.rotationStatement(device: "laptop-1", key: newKey, signedBy: "laptop-1")))
+        let rotation = Command.rotateDeviceKey(device: "laptop-1", key: newKey)
+        try await h.test { client in
+            let made = try await client.call(.post, "/v1/sessions", json: try await SessionTests.signedChallenge(client, "laptop-1", oldPem))
+            guard case .string(let token)? = made.json["token"] else { Issue.record("no session: \(made.text)"); return }
+            #expect(made.json["key_fingerprint"] == .string(oldPrint))
+            #expect(try await client.call(.get, "/v1/today", token: token).status == .ok)
+            let identity = try h.server.authenticator.identify(secret: token, now: ServerHarness.systemNow())
+            try h.ledger.run(rotation, now: ServerHarness.systemNow())
+            // Open streams ask again on each event and heartbeat: the rotation ends them too.
+            #expect(try !h.server.authenticator.isLive(identity, at: ServerHarness.systemNow()))
+            let refused = try await client.call(.get, "/v1/today", token: token)
+            #expect(refused.status == .unauthorized && refused.text.contains("key changed"))
+            // The new key signs in again.
+            let again = try await client.call(.post, "/v1/sessions", json: try await SessionTests.signedChallenge(client, "laptop-1", newPem))
+            guard case .string(let fresh)? = again.json["token"] else { Issue.record("no session: \(again.text)"); return }
+            #expect(try await client.call(.get, "/v1/today", token: fresh).status == .ok)
+        }
+    }
+
+    /// A record written before sessions were bound to their key names no key: whichever
+    /// key signed it in may since have been rotated out, so it is refused.
+    @Test func aSessionRecordWithoutItsKeyIsRefused() async throws {
+        let key = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: key)
+        let now = ServerHarness.systemNow()
+        let legacy = SessionStore.Session(id: "ses-0123456789abcdef", device: "laptop-1", person: "quinn", org: "quinn-co",
+                                          createdAt: now, expiresAt: now.adding(milliseconds: Timestamp.day), keyFingerprint: nil)
+        let secret = "als_ses-0123456789abcdef_" + String(repeating: "ab", count: 32)
+        try h.server.sessions.add(legacy, secretHash: Ledger.tokenHash(secret))
+        #expect(try h.server.sessions.session(id: legacy.id)?.keyFingerprint == nil)
+        try await h.test { client in
+            let refused = try await client.call(.get, "/v1/today", token: secret)
+            #expect(refused.status == .unauthorized && refused.text.contains("key changed"))
+        }
+    }
+}

@@ -55,7 +55,8 @@ extension LedgerServer {
             let sessionId = "ses-" + LedgerServer.randomHex(8)
             let secret = "als_\(sessionId)_" + LedgerServer.randomHex(32)
             let session = SessionStore.Session(id: sessionId, device: device, person: state.person, org: state.org, createdAt: now,
-                                               expiresAt: now.adding(milliseconds: self.configuration.sessionLifetime))
+                                               expiresAt: now.adding(milliseconds: self.configuration.sessionLifetime),
+                                               keyFingerprint: state.key?.fingerprint)
             let sessions = self.sessions
             try await Blocking.run { try sessions.add(session, secretHash: Ledger.tokenHash(secret)) }
             guard case .object(var o) = session.json else { throw Problem(.internalServerError, "internal_error", "session") }
