@@ -66,11 +66,12 @@ struct AddressLimit: Sendable {
 
     /// Spends one call from the caller's address.
     /// - throws: 429 `rate_limited` with `Retry-After` when its bucket is empty.
-    func charge(_ request: Request, _ context: APIContext) throws {
+    func charge(_ request: Request, _ context: APIContext,
+                refusal: String = "too many calls without a token from this address") throws {
         let peer = context.remoteAddress?.ipAddress.flatMap { ClientAddress($0) }
         let client = ClientAddress.client(peer: peer, forwardedFor: request.headers[.xForwardedFor], trusted: trustedProxies)
         if let wait = limiter.take(client?.bucket ?? "unknown") {
-            throw Problem.rateLimited("too many calls without a token from this address", retryAfter: wait)
+            throw Problem.rateLimited(refusal, retryAfter: wait)
         }
     }
 }

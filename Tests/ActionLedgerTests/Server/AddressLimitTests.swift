@@ -11,6 +11,22 @@ import Testing
     /// Three calls per address, refilled too slowly to matter within a test.
     static let three = (rate: 0.001, burst: 3.0)
 
+    /// Holding tokens does not buy faster pairing-code guesses: each refused code is charged
+    /// to the address too, whichever token sent it.
+    @Test func refusedPairingCodesAreChargedToTheAddressWhateverTheToken() async throws {
+        let h = try ServerHarness(addressLimit: Self.three)
+        try await h.test { client in
+            for token in [h.specialist, h.phone, h.auditor] {
+                let refused = try await client.call(.post, "/v1/devices", token: token, json: #"{"code": "12345678"}"#)
+                #expect(refused.status == .unauthorized)
+            }
+            let limited = try await client.call(.post, "/v1/devices", token: h.tablet, json: #"{"code": "87654321"}"#)
+            #expect(limited.status == .tooManyRequests && limited.text.contains("refused pairing codes"))
+            // The tokens' own calls are not limited by it.
+            #expect(try await client.call(.get, "/v1/today", token: h.phone).status == .ok)
+        }
+    }
+
     @Test func unauthenticatedCallsAreLimitedPerClientAddress() async throws {
         let h = try ServerHarness(addressLimit: Self.three)
         try await h.test { client in
