@@ -10,7 +10,7 @@ public enum MillionFixture {
     public static let targetEvents = 1_000_000
     public static let people = 200
     /// Bump when the mix or the engine's format changes: the cache is rebuilt.
-    public static let version = "v10"
+    public static let version = "v11"
 
     public enum Kind { case reviewedApproved, autoShipped, approved, dismissed, pending }
 

@@ -40,6 +40,7 @@ struct IndexVerifier {
         // Each device's latest recorded-refusal minute and its count (bounded by the devices).
         var refusals: [String: (minute: Int64, count: UInt32)] = [:]
         var lastRelyingParty: UInt64?
+        let refusalsRegistered = try MetaLayout.layout(dbs, reader.txn) >= 4
         try reader.forEachRaw { seq, v in
             let f = try fields(seq, v)
             if let a = f.actionId { try requireEntry(dbs.actionSeqs, Keys.composite(a, seq), seq) }
@@ -61,10 +62,13 @@ struct IndexVerifier {
                 let last = refusals[d]
                 refusals[d] = (f.at.minute, last.map { $0.minute == f.at.minute ? $0.count + 1 : 1 } ?? 1)
                 // A recorded refusal registers its command id; a store written before that
-                // rule has it unregistered, or given to a later command (audit replay reports
-                // that as a spent proof replayed).
+                // rule had it unregistered (until `ledger migrate` registered it: layout 4),
+                // or given to a later command (audit replay reports that as a spent proof replayed).
                 if let r = range, let (first, count) = r, !(first <= seq && seq - first < count), first < seq {
                     throw Self.failure(dbs.commands, key, seq, "index_mismatch", "gives refused seq \(seq)'s command an earlier seq")
+                }
+                if range == nil, refusalsRegistered {
+                    throw Self.failure(dbs.commands, key, seq, "index_missing", "has no entry for refused seq \(seq)")
                 }
                 return true
             }

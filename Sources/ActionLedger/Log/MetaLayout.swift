@@ -1,11 +1,13 @@
 /// The `meta` records of rules version 2 — each org's policy pointer (`policy/ORG`) and
 /// each person's org (`person/P`) — exist for the whole log once `layout` says 2; each
-/// WebAuthn key's last signature counter (`sign_count/KEY`, Keys/SignCount) once it says 3.
+/// WebAuthn key's last signature counter (`sign_count/KEY`, Keys/SignCount) once it says 3;
+/// and once it says 4, every recorded refusal's command id in `commands` (a refusal spends
+/// its proof: policy.md §7), which a build before that rule left unregistered.
 /// A store written before them gets them once, from one pass over the log (`ledger
 /// migrate`); from then on every append keeps them, and `verify --deep` checks them strictly.
 enum MetaLayout {
     static let key: [UInt8] = Array("layout".utf8)
-    static let current: UInt8 = 3
+    static let current: UInt8 = 4
 
     /// The layout `meta` says its records cover (0 before layouts were recorded).
     static func layout(_ dbs: LogDatabases, _ txn: Transaction) throws -> UInt8 {
@@ -30,15 +32,25 @@ enum MetaLayout {
         var policies: [String: UInt64] = [:]
         var people: [String: String] = [:]
         var signCounts = SignCounts()
+        var refusals: [(commandId: String, seq: UInt64)] = []
         try reader.forEach { stored in
             let e = stored.event
             signCounts.fold(e)
             switch e.type {
             case .policySet: policies[e.org] = e.seq
             case .deviceLinked, .actionProposed: if people[e.person] == nil { people[e.person] = e.org }
+            case .tapRefused: refusals.append((e.commandId, e.seq))
             default: break
             }
             return true
+        }
+        // A refusal recorded before its id was registered: registered now, so its proof
+        // cannot be submitted again. An id a later command already took stays that
+        // command's (`audit replay` reports it: `refusal.replayed`).
+        for (commandId, seq) in refusals where try reader.command(commandId) == nil {
+            var v = Keys.u64(seq)
+            withUnsafeBytes(of: UInt32(1).bigEndian) { v.append(contentsOf: $0) }
+            try dbs.commands.put(txn, key: commandId.utf8, value: v, flags: .noOverwrite)
         }
         for (org, seq) in policies { try dbs.meta.put(txn, key: MetaKey.policy(org: org), value: Keys.u64(seq)) }
         for (person, org) in people where try reader.personOrg(person) == nil {

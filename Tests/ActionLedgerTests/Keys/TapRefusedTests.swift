@@ -92,15 +92,7 @@ import Testing
     /// reuse, and its export is refused by import.
     @Test func aSpentProofThatRanInAnEarlierStoreIsReported() throws {
         let (t, phone, approve, proof) = try Self.approvedBeforeItsReview()
-        // The same four events, indexed as an earlier build did: the refusal's id left free.
-        let legacy = try TempLedger()
-        let events = try t.ledger.read { r in try (1...4).map { try r.event($0)!.event } }
-        try legacy.ledger.perform { session in
-            for e in events {
-                try session.appendVerbatim(e, expectedHash: nil)
-                if e.type != .tapRefused { try session.indexVerbatimCommand(e.commandId, seq: e.seq) }
-            }
-        }
+        let legacy = try Self.legacyStore(of: t)
         _ = try legacy.ledger.verify(VerifyOptions(deep: true))
         #expect(try legacy.ledger.replayDecisions().mismatch == nil)
         try legacy.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone)
@@ -114,6 +106,43 @@ import Testing
         let fresh = try TempLedger()
         try requireLedgerError(.invalidInput) { _ = try fresh.ledger.importJSONL(path: path) }
         #expect(try fresh.ledger.read { try $0.head().seq } == 0)
+    }
+
+    /// The four events of `t` (``approvedBeforeItsReview()``) as a build before refusals registered
+    /// their ids left them: the refusal's id free, and `meta` at layout 3. (The ledger stays
+    /// open as it was opened, so it still takes writes: as the earlier build did.)
+    static func legacyStore(of t: TempLedger) throws -> TempLedger {
+        let legacy = try TempLedger()
+        let events = try t.ledger.read { r in try (1...4).map { try r.event($0)!.event } }
+        try legacy.ledger.perform { session in
+            for e in events {
+                try session.appendVerbatim(e, expectedHash: nil)
+                if e.type != .tapRefused { try session.indexVerbatimCommand(e.commandId, seq: e.seq) }
+            }
+        }
+        try legacy.ledger.environment.write { txn in try LogDatabases.open(txn)!.meta.put(txn, key: MetaLayout.key, value: [3]) }
+        return legacy
+    }
+
+    /// `ledger migrate` registers the ids an earlier build left free (layout 4), so those
+    /// refusals' proofs are spent too; from then on `verify --deep` requires the entry.
+    @Test func migrateRegistersTheIdsOfRefusalsRecordedBeforeTheRule() throws {
+        let (t, phone, approve, proof) = try Self.approvedBeforeItsReview()
+        let legacy = try Self.legacyStore(of: t)
+        #expect(try legacy.ledger.read { try $0.command("cmd-early") } == nil)
+        _ = try legacy.migrate()
+        #expect(try legacy.ledger.read { try $0.command("cmd-early") }.map { [$0.first, UInt64($0.count)] } == [4, 1])
+        try legacy.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone)
+        let e = try requireLedgerError(.tapsRequired) {
+            try legacy.ledger.execute(CommandRequest(approve, commandId: "cmd-early", now: t0.adding(milliseconds: 1_000), proof: proof))
+        }
+        #expect(e.details["recorded_seq"] == 4 && e.message.contains("spent"))
+        #expect(try Self.head(legacy) == 5)
+        _ = try legacy.ledger.verify(VerifyOptions(deep: true))
+        // At layout 4 a refusal without its entry is a missing index entry.
+        try legacy.ledger.environment.write { txn in _ = try LogDatabases.open(txn)!.commands.delete(txn, key: Array("cmd-early".utf8)) }
+        let missing = try requireLedgerError(.integrityFailure) { _ = try legacy.ledger.verify(VerifyOptions(deep: true)) }
+        #expect(missing.details["problem"] == "index_missing" && missing.details["index"] == "commands", "\(missing)")
     }
 
     @Test func unauthenticatedRefusalsWriteNothing() throws {
