@@ -39,3 +39,32 @@ import Testing
         #expect(expired.action == (try l.read { try $0.actionState("x") }))
     }
 }
+
+/// Past its `expires_at` an action is `expired` in every answer, with no next tap, before
+/// `action.expired` is recorded as after, and a running hold does not make it `held`: the
+/// engine refuses every tap then.
+@Suite struct ExpiredDisplayTests {
+    @Test func anActionPastItsExpiryShowsExpiredWithNoNextTap() throws {
+        let t = try TempLedger()
+        let l = t.ledger!
+        try l.link("iphone")
+        let expires = t0.adding(milliseconds: 3_600_000), after = expires.adding(milliseconds: 1)
+        try l.run(.propose(proposal("w", expiresAt: expires)))
+        try l.run(.propose(proposal("held", expiresAt: expires)))
+        try l.run(.hold(actionId: "held", device: "iphone", until: expires.adding(milliseconds: 3_600_000)))
+        let policy = try l.read { try $0.policy(org: "quinn-co") }
+        for id in ["w", "held"] {
+            let s = try #require(try l.read { try $0.actionState(id) })
+            #expect(s.json(now: t0, policy: policy)["next_tap"] == .string("review"))
+            #expect(s.json(now: after, policy: policy)["state"] == .string("expired"), "\(id)")
+            #expect(s.json(now: after, policy: policy)["next_tap"] == JSON.null, "\(id)")
+            #expect(Policy.nextTap(s, under: policy, now: after) == nil)
+            try requireLedgerError(.actionExpired) { try l.run(.tap(.review, actionId: id, device: "iphone"), now: after) }
+        }
+        #expect(try l.read { try $0.actionState("held") }!.displayState(now: t0) == "held")
+        try l.run(.expire(actionId: "w"), now: after)
+        let recorded = try #require(try l.read { try $0.actionState("w") })
+        #expect(recorded.json(now: after, policy: policy)["next_tap"] == JSON.null)
+        #expect(recorded.displayState(now: after) == "expired")
+    }
+}

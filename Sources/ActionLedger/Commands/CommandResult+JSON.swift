@@ -5,7 +5,7 @@ extension ActionState {
         var o: JSONObject = [
             "action_id": .string(actionId), "org": .string(org), "person": .string(person),
             "state": .string(displayState(now: now)),
-            "next_tap": Policy.nextTap(self, under: policy).map { .string($0.rawValue) } ?? .null,
+            "next_tap": Policy.nextTap(self, under: policy, now: now).map { .string($0.rawValue) } ?? .null,
             "stakes": .string(proposal.stakes.rawValue),
             // The stakes the engine judges by: the policy's raises, and never below those pinned
             // at the proposal (policy.md `stakes.pinned`).

@@ -240,10 +240,18 @@ public struct DecisionReplay {
         let device = event.device.flatMap { devices[$0] }
         // Each event is judged under the rules version it recorded; holds, edits and
         // outcomes record none and take their action's (1 for actions proposed before).
-        let rules = event.payload.rulesVersion ?? state.proposal.pinned?.rulesVersion ?? 1
+        let proposedUnder = state.proposal.pinned?.rulesVersion ?? 1
+        let rules = event.payload.rulesVersion ?? proposedUnder
         policy = rules >= 2 ? policies[state.org] ?? .builtIn : latest
         guard rules <= Policy.rulesVersion else {
             throw fail(Self.claimedRule(event), "rules version \(rules) is unknown to this build (it judges 1…\(Policy.rulesVersion))", nil)
+        }
+        // Rules versions only grow: no build judges an action under older rules than the
+        // ones it was proposed under (a decision claiming rules version 1 on a proposal
+        // pinned under 2 would escape the pinned stakes).
+        guard rules >= proposedUnder else {
+            throw fail(Self.claimedRule(event), "rules version \(rules) is older than the rules version \(proposedUnder) "
+                + "action \(id) was proposed under", nil)
         }
         var decided: String?
         // The level the event's own proof (or assertion) gives, judged against the proofs

@@ -59,9 +59,17 @@ public struct ActionState: Sendable, Equatable {
 
     /// The state name shown to people at `now`: `held` while a hold is running.
     public func displayState(now: Timestamp) -> String {
+        // Expiry first: a hold running past `expires_at` no longer keeps anything open.
+        if isExpired(at: now) { return "expired" }
         if status == .pending, let h = heldUntil, h > now { return "held" }
-        if status == .pending, let e = proposal.expiresAt, e <= now { return "expired" }
         return status.rawValue
+    }
+
+    /// Whether the action is pending past its `expires_at` at `now`, so it can no longer be
+    /// decided (events.md), whether or not `action.expired` has been recorded yet.
+    public func isExpired(at now: Timestamp) -> Bool {
+        guard status == .pending, let e = proposal.expiresAt else { return false }
+        return e <= now
     }
 
     /// Applies one of this action's events (other than `action.proposed`).

@@ -66,7 +66,14 @@ public enum Policy {
         }
     }
 
-    /// The tap the action needs next, or nil when it is decided.
+    /// The tap the action needs next at `now`: none once it has expired, recorded or not (the
+    /// engine refuses every tap then: `action_expired`).
+    public static func nextTap(_ state: ActionState, under policy: PolicyDocument, now: Timestamp) -> TapStep? {
+        state.isExpired(at: now) ? nil : nextTap(state, under: policy)
+    }
+
+    /// The tap the action needs next, or nil when it is decided (its expiry aside: the
+    /// engine's judgement checks that against its own clock).
     public static func nextTap(_ state: ActionState, under policy: PolicyDocument) -> TapStep? {
         guard state.status == .pending else { return nil }
         let path = tapPath(for: requirements(of: state.proposal, under: policy).stakes)

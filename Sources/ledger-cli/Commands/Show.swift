@@ -42,7 +42,7 @@ struct Show: LedgerSubcommand {
         let effective = Policy.effectiveStakes(of: p, under: policy)
         Human.line("  stakes \(effective.rawValue)\(effective != p.stakes ? " (raised from \(p.stakes.rawValue))" : ""), "
             + "confidence \(p.confidence), state \(state.displayState(now: at)), "
-            + (Policy.nextTap(state, under: policy).map { "next tap: \($0.rawValue)" } ?? "no tap needed"))
+            + (Policy.nextTap(state, under: policy, now: at).map { "next tap: \($0.rawValue)" } ?? "no tap needed"))
         Human.line("  trail:")
         for e in events { Human.line("    " + ResultPrinter.describe(e.event) + ProofColumns.human(e.event.proofSummary)) }
     }

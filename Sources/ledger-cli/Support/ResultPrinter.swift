@@ -17,7 +17,7 @@ enum ResultPrinter {
         }
         for e in result.events { Human.line(describe(e.event)) }
         if let a = result.action {
-            let next = Policy.nextTap(a, under: policy).map { "next tap: \($0.rawValue)" } ?? "no tap needed"
+            let next = Policy.nextTap(a, under: policy, now: now).map { "next tap: \($0.rawValue)" } ?? "no tap needed"
             Human.line("  \(a.actionId) is \(a.displayState(now: now)); \(next)")
         }
     }

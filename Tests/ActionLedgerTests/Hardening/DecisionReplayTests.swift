@@ -43,7 +43,7 @@ import Testing
         return Event(seq: seq, at: t0.adding(milliseconds: 9000), actor: "quinn", device: device, commandId: "cmd-forged",
                      org: "quinn-co", person: "quinn", actionId: action,
                      payload: .approved(Approval(contentHash: content, policyVersion: 0, rule: Policy.Rule.highThreeTaps,
-                                                 stakes: .high, userVerified: true)))
+                                                 stakes: .high, userVerified: true, rulesVersion: Policy.rulesVersion)))
     }
 
     @Test func anHonestStoreReplaysClean() throws {
@@ -80,7 +80,8 @@ import Testing
         let honest = try Self.exportWithForgery(source) { seq in
             Event(seq: seq, at: t0.adding(milliseconds: 9000), actor: "quinn", device: "iphone", commandId: "cmd-rev",
                   org: "quinn-co", person: "quinn", actionId: "hi",
-                  payload: .reviewed(Tap(contentHash: proposal("hi", stakes: .high).proposal.contentHash, policyVersion: 0)))
+                  payload: .reviewed(Tap(contentHash: proposal("hi", stakes: .high).proposal.contentHash, policyVersion: 0,
+                                         rulesVersion: Policy.rulesVersion)))
         }
         #expect(try target.ledger.importJSONL(path: honest).seq == 10)
     }
@@ -92,13 +93,35 @@ import Testing
         let second = Event(seq: 10, at: t0.adding(milliseconds: 9000), actor: "quinn", device: "iphone", commandId: "cmd-2nd",
                            org: "quinn-co", person: "quinn", actionId: "med",
                            payload: .approved(Approval(contentHash: content, policyVersion: 0, rule: Policy.Rule.mediumTwoTaps,
-                                                       stakes: .medium, userVerified: false)))
+                                                       stakes: .medium, userVerified: false, rulesVersion: Policy.rulesVersion)))
         try t.ledger.append(verbatim: [(second, nil)])
         let report = try t.ledger.replayDecisions()
         #expect(report.mismatch?.seq == 10)
         #expect(report.mismatch?.rule == Policy.Rule.mediumTwoTaps)
         #expect(report.mismatch?.code == "already_decided")
         #expect(report.decisionsConfirmed == 2)
+    }
+
+    /// A decision claiming rules version 1 on an action proposed (and pinned) under rules
+    /// version 2: judged under version 1 it would escape the pinned stakes, here a one-tap
+    /// approval of an action pinned high once the raise that pinned it was dropped.
+    @Test func replayRefusesADecisionUnderOlderRulesThanItsProposal() throws {
+        let t = try TempLedger(), l = t.ledger!
+        try l.link("iphone")
+        try l.run(.setPolicy(PolicyDocument(raise: [.init(kind: "publish_post", stakes: .high)]), org: "quinn-co"))
+        try l.run(.propose(proposal("pv1", stakes: .low, confidence: 0.1)))
+        #expect(try l.read { try $0.actionState("pv1") }?.proposal.pinned?.stakes == .high)
+        try l.run(.setPolicy(PolicyDocument(raise: []), org: "quinn-co"))
+        let head = try l.read { try $0.head().seq }
+        let downgraded = Event(seq: head + 1, at: t0, actor: "quinn", device: "iphone", commandId: "cmd-v1", org: "quinn-co",
+                               person: "quinn", actionId: "pv1",
+                               payload: .approved(Approval(contentHash: proposal("pv1", stakes: .low).proposal.contentHash,
+                                                           policyVersion: 2, rule: Policy.Rule.lowOneTap, stakes: .low,
+                                                           userVerified: false, rulesVersion: 1)))
+        try l.append(verbatim: [(downgraded, nil)])
+        let m = try l.replayDecisions().mismatch
+        #expect(m?.seq == head + 1 && m?.rule == Policy.Rule.lowOneTap, "\(String(describing: m))")
+        #expect(m?.message.contains("older than the rules version 2") == true, "\(String(describing: m))")
     }
 
     @Test func replayNamesAnAutoShipThePolicyWouldNotMake() throws {
