@@ -156,6 +156,11 @@ public struct DecisionReplay {
         switch event.payload {
         case .storeCreated:
             if judge, event.seq != 1 { throw fail("store.created", "store.created is only ever the first event") }
+            // As `ledger init` writes it: the store's own org, the operator as actor and person, no device.
+            if judge, event.org != StoreCreation.org || event.person != event.actor || event.device != nil {
+                throw fail("store.created", "store.created names org \(event.org), person \(event.person), actor \(event.actor)"
+                    + (event.device.map { ", device \($0)" } ?? "") + "; init records org store, the operator as both, no device")
+            }
             return nil
         case .relyingParty(let r):
             rp = r
@@ -252,6 +257,25 @@ public struct DecisionReplay {
         guard rules >= proposedUnder else {
             throw fail(Self.claimedRule(event), "rules version \(rules) is older than the rules version \(proposedUnder) "
                 + "action \(id) was proposed under", nil)
+        }
+        // Who the engine records for each event: her own changes and refusals are hers, an
+        // expiry the policy's, and an outcome (reported by whoever ran the action) names no device.
+        switch event.payload {
+        case .dismissed, .held, .edited, .tapRefused:
+            guard event.actor == state.person else {
+                throw fail(Self.claimedRule(event), "a \(event.type.name) by \(event.actor), not by \(state.person)", nil)
+            }
+        case .expired:
+            guard event.actor == Event.systemPolicyActor, event.device == nil else {
+                throw fail("action.expire", "an expiry by \(event.actor)\(event.device.map { " on \($0)" } ?? ""); "
+                    + "the engine records \(Event.systemPolicyActor), with no device", nil)
+            }
+        case .executed, .failed:
+            guard event.device == nil else {
+                throw fail("action.outcome", "an outcome names device \(event.device!); the engine records none", nil)
+            }
+        default:
+            break
         }
         var decided: String?
         // The level the event's own proof (or assertion) gives, judged against the proofs

@@ -47,6 +47,9 @@ public final class Environment: @unchecked Sendable {
     let handles = HandleCache()
     private let countLock = NSLock()
     private var writesBegun = 0
+    /// The data file opened (nil read-only: such a handle writes nothing), checked by every
+    /// write transaction (Environment+FileIdentity.swift).
+    let openedFile: FileIdentity?
 
     /// Opens (creating if needed, unless read-only) the environment at `path`.
     ///
@@ -63,6 +66,7 @@ public final class Environment: @unchecked Sendable {
         }
         self.path = path
         isReadOnly = options.readOnly
+        openedFile = options.readOnly ? nil : FileIdentity.of(env)
     }
 
     private static func openHandle(_ path: String, _ options: Options, noLock: Bool) throws -> OpaquePointer {
@@ -130,7 +134,13 @@ public final class Environment: @unchecked Sendable {
     public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
         try retryingResize {
             countLock.withLock { writesBegun += 1 }
-            return try resizeLock.shared { try run(try begin(parent: nil, flags: 0), body) }
+            return try resizeLock.shared {
+                // Checked once the writer lock is held: a replacement renames only while holding it.
+                try run(try begin(parent: nil, flags: 0)) { txn in
+                    try requireFileInPlace()
+                    return try body(txn)
+                }
+            }
         }
     }
 

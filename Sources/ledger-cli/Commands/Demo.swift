@@ -25,7 +25,8 @@ struct Demo: LedgerSubcommand {
         _ = try TimeRules.check(start, head: nil)
         _ = try TimeRules.check(end, head: nil)
         let path = global.path
-        if case .demoStore(let events) = try DemoTarget.inspect(path), !fresh {
+        let found = try DemoTarget.inspect(path)
+        if case .demoStore(let events) = found, !fresh {
             throw LedgerError(.notEmpty, "\(path) already holds a demo store (\(events) events); use --fresh to "
                 + "replace it, or another --db", details: ["events": .number(Double(events))])
         }
@@ -35,10 +36,9 @@ struct Demo: LedgerSubcommand {
             try? FileManager.default.removeItem(atPath: building + "-lock")
         }
         let (summary, head) = try record(into: building, start: start)
-        // Moved into place only now: a failed run above left the old store as it was.
-        guard rename(building, path) == 0 else {
-            throw LedgerError(.storage, "cannot move the new demo store to \(path): \(String(cString: strerror(errno)))")
-        }
+        // Moved into place only now: a failed run above left the old store as it was; and
+        // only over what was inspected, which may have changed while the day was recorded.
+        try DemoTarget.move(building, to: path, found: found)
         try? FileManager.default.removeItem(atPath: path + "-lock")
         if global.json {
             Output.json(["db": .string(path), "events": .number(Double(head.seq)), "head_hash": .string(head.hash.hex),

@@ -47,9 +47,16 @@ struct Import: LedgerSubcommand {
                 try? FileManager.default.removeItem(atPath: building + "-lock")
             }
             head = try Ledger(path: building).importJSONL(path: file, checkpoint: cp)
-            guard rename(building, path) == 0 else {
+            // link(2), not rename(2): a store created at the path while the import ran
+            // (`ledger init`, another import) is kept, never replaced.
+            guard link(building, path) == 0 else {
+                if errno == EEXIST {
+                    throw LedgerError(.notEmpty, "\(path) was created while the import ran; it is left as it is and nothing was "
+                        + "imported into it")
+                }
                 throw LedgerError(.storage, "cannot move the imported store to \(path): \(String(cString: strerror(errno)))")
             }
+            Environment.syncDirectory(of: path)
         }
         if global.json {
             var o: JSONObject = ["imported": .number(Double(head.seq)), "head_hash": .string(head.hash.hex)]

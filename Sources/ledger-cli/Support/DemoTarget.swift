@@ -44,6 +44,42 @@ enum DemoTarget {
         return .demoStore(events: head.seq)
     }
 
+    /// Moves the demo store built at `building` to `path`, which held `found` when the demo
+    /// began: a path that was free is linked (never replacing a file made meanwhile), an
+    /// empty file renamed over, and a store replaced under its writer lock only if its head
+    /// is still what was inspected (``Ledger/replaceStore(at:with:ifHead:)``).
+    /// - throws: `not_empty` when the path was written meanwhile; it is left as it is.
+    static func move(_ building: String, to path: String, found: Found) throws {
+        func changed(_ what: String) -> LedgerError {
+            LedgerError(.notEmpty, "\(path) \(what) while the demo ran; it is left as it is: run the demo again")
+        }
+        var info = stat()
+        if lstat(path, &info) != 0 {
+            guard errno == ENOENT else { throw LedgerError(.storage, "cannot inspect \(path): \(String(cString: strerror(errno)))") }
+            guard link(building, path) == 0 else {
+                if errno == EEXIST { throw changed("was created") }
+                throw LedgerError(.storage, "cannot link the demo store as \(path): \(String(cString: strerror(errno)))")
+            }
+            Environment.syncDirectory(of: path)
+            return
+        }
+        if info.st_mode & S_IFMT == S_IFREG && info.st_size == 0 {
+            guard rename(building, path) == 0 else {
+                throw LedgerError(.storage, "cannot move the demo store to \(path): \(String(cString: strerror(errno)))")
+            }
+            Environment.syncDirectory(of: path)
+            return
+        }
+        let expected: (UInt64) -> Bool
+        switch found {
+        case .nothing: expected = { $0 <= 1 }
+        case .demoStore(let events): expected = { $0 == events }
+        }
+        try Ledger.replaceStore(at: path, with: building) { head in
+            guard expected(head) else { throw changed("was written (it holds \(head) events now)") }
+        }
+    }
+
     /// The LMDB meta page's magic number (0xBEEFC0DE, little-endian, after the 16-byte page
     /// header): checked before LMDB opens the file, which would create a lock file beside it.
     private static func hasLMDBMagic(_ path: String) -> Bool {

@@ -124,6 +124,34 @@ import Testing
         #expect(m?.message.contains("older than the rules version 2") == true, "\(String(describing: m))")
     }
 
+    /// Who the engine records: her dismissals, edits and holds are hers; an outcome names
+    /// no device; an expiry is the policy's. A re-chained event naming anyone else is one
+    /// the engine could not have appended.
+    @Test func replayRefusesAChangeRecordedUnderAnotherActor() throws {
+        let forgeries: [(String, Event)] = [
+            ("dismiss", Event(seq: 10, at: t0.adding(milliseconds: 9000), actor: "bob", device: "laptop", commandId: "cmd-x",
+                              org: "quinn-co", person: "quinn", actionId: "hi",
+                              payload: .dismissed(Dismissal(reason: "x", policyVersion: 0, rulesVersion: Policy.rulesVersion)))),
+            ("hold", Event(seq: 10, at: t0.adding(milliseconds: 9000), actor: "operator", device: "laptop", commandId: "cmd-x",
+                           org: "quinn-co", person: "quinn", actionId: "hi",
+                           payload: .held(Hold(until: t0.adding(milliseconds: 99_000))))),
+            ("outcome", Event(seq: 10, at: t0.adding(milliseconds: 9000), actor: "operator", device: "laptop", commandId: "cmd-x",
+                              org: "quinn-co", person: "quinn", actionId: "med", payload: .executed(Outcome(outcome: "{}")))),
+        ]
+        for (what, forged) in forgeries {
+            let t = try Self.store()
+            try t.ledger.append(verbatim: [(forged, nil)])
+            let m = try t.ledger.replayDecisions().mismatch
+            #expect(m?.seq == 10, "\(what): \(String(describing: m))")
+        }
+        // A store.created that names a device and another org: not what `init` writes.
+        let created = Event(seq: 1, at: t0, actor: "mallory", device: "laptop", commandId: "cmd-init", org: "qs", person: "mallory",
+                            payload: .storeCreated(StoreCreation(testClock: false, demo: false)))
+        let t = try TempLedger()
+        try t.ledger.append(verbatim: [(created, nil)])
+        #expect(try t.ledger.replayDecisions().mismatch?.rule == "store.created")
+    }
+
     @Test func replayNamesAnAutoShipThePolicyWouldNotMake() throws {
         let t = try TempLedger(), l = t.ledger!
         try l.run(.propose(proposal("m", stakes: .medium, confidence: 0.99)))

@@ -39,7 +39,8 @@ extension Ledger {
         #expect(EventCodec.encode(try Event(json: event.json())) == EventCodec.encode(event))
         let (path, py) = try t.exportAndVerifyIndependently()
         #expect(py.status == 0, "\(py.stdout)\(py.stderr)")
-        #expect(try TempLedger().ledger.importJSONL(path: path).seq == 6)
+        let fresh = try TempLedger()  // held: a temporary's deinit would remove its directory mid-import
+        #expect(try fresh.ledger.importJSONL(path: path).seq == 6)
     }
 
     @Test func anotherKeyedDeviceOfHersMayVouch() throws {

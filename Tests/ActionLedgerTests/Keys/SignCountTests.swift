@@ -143,7 +143,8 @@ extension SignCountTests {
         let export = try requireLedgerError(.integrityFailure) { try ExportVerifier.verify(path: path) }
         #expect(export.details["problem"] == "sign_count")
         // import verifies the file first: the line is refused before anything is replayed.
-        let imported = try requireLedgerError(.invalidInput) { try TempLedger().ledger.importJSONL(path: path) }
+        let fresh = try TempLedger()
+        let imported = try requireLedgerError(.invalidInput) { try fresh.ledger.importJSONL(path: path) }
         #expect(imported.details["line"] == .number(Double(last + 1)), "\(imported)")
     }
 

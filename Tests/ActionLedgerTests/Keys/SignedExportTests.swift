@@ -55,7 +55,8 @@ import Testing
             try Data(bytes).write(to: Self.examples)
         }
         #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 25)
-        #expect(try TempLedger().ledger.importJSONL(path: Self.examples.path).seq == 25)
+        let fresh = try TempLedger()
+        #expect(try fresh.ledger.importJSONL(path: Self.examples.path).seq == 25)
         let kinds = Set(try String(contentsOf: Self.examples, encoding: .utf8).split(separator: "\n").map { line -> String in
             let e = try JSONParser.parse(String(line))
             guard case .number(let v)? = e["schema_version"] else { return "" }
@@ -110,7 +111,8 @@ import Testing
             let v = try requireLedgerError(.integrityFailure, what) { try ExportVerifier.verify(path: path) }
             #expect(v.details["line"] == 4 && v.details["seq"] == 4, "\(what)")
             // Import verifies the file first: the forged proof is bad input, named by line and field.
-            let i = try requireLedgerError(.invalidInput, what) { try TempLedger().ledger.importJSONL(path: path) }
+            let fresh = try TempLedger()
+            let i = try requireLedgerError(.invalidInput, what) { try fresh.ledger.importJSONL(path: path) }
             #expect(i.details["field"] == "data.proof" && i.details["line"] == 4, "\(what)")
         }
     }

@@ -1,0 +1,13 @@
+extension Ledger {
+    /// Renames the store file `replacement` over the store at `path` (`ledger demo --fresh`),
+    /// under the store's writer lock and only if `accept` takes its head seq as read there:
+    /// a store written since it was inspected is kept, and a process that still has the old
+    /// file open has its next write refused rather than lost (``Environment/replaceFile(with:ifUnchanged:)``).
+    /// - throws: what `accept` throws (nothing is renamed), or a storage error.
+    public static func replaceStore(at path: String, with replacement: String, ifHead accept: (UInt64) throws -> Void) throws {
+        let environment = try Environment(path: path)
+        try environment.replaceFile(with: replacement) { txn in
+            try accept(try LogDatabases.open(txn).map { try LogReader(txn: txn, dbs: $0).head().seq } ?? 0)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import CLMDB
+import Foundation
+
+/// The file an environment writes is the one at its path: `ledger demo --fresh` replaces a
+/// store by renaming a new file over it, and a process that opened the old file before
+/// then would otherwise go on committing into an unlinked inode, each write acknowledged
+/// and lost. So every write transaction, once it holds LMDB's writer lock, checks that the
+/// path still names the file it mapped (one `stat`, next to a commit's fsync); and a
+/// replacement renames while holding that lock (``replaceFile(with:ifUnchanged:)``), so
+/// no commit into the old file can be under way or follow it.
+struct FileIdentity: Equatable {
+    let device: UInt64
+    let inode: UInt64
+
+    /// The identity of the file open as `fd`.
+    init?(fd: Int32) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    /// The identity of the file at `path` now (following no symlink: LMDB opened the path itself).
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    /// The identity of the data file `env` has open.
+    static func of(_ env: OpaquePointer) -> FileIdentity? {
+        var fd: Int32 = -1
+        guard mdb_env_get_fd(env, &fd) == 0, fd >= 0 else { return nil }
+        return FileIdentity(fd: fd)
+    }
+}
+
+extension Environment {
+    /// Refuses a write into a file that is no longer the one at ``path``.
+    /// - throws: `storage`, naming the path, when it was replaced or removed since the open.
+    func requireFileInPlace() throws {
+        guard let opened = openedFile, FileIdentity(path: path) != opened else { return }
+        throw LedgerError(.storage, "\(path) was replaced or removed since this process opened it; nothing was written: "
+            + "open it again")
+    }
+
+    /// Renames `replacement` over this environment's file while holding its writer lock,
+    /// after `check` (given a write transaction on the current file) accepted what the
+    /// file holds: no commit into it can be under way, and every later one by a process
+    /// that still has it open is refused (``requireFileInPlace()``). The directory is
+    /// flushed, so the rename is durable. Nothing is written into the replaced file.
+    /// - throws: what `check` throws (nothing is renamed), or `storage` when the rename fails.
+    public func replaceFile(with replacement: String, ifUnchanged check: (Transaction) throws -> Void) throws {
+        // Aborted, never committed, once renamed: whatever `check` opened stays unwritten.
+        struct Renamed: Error {}
+        do {
+            try write { txn in
+                try check(txn)
+                guard rename(replacement, path) == 0 else {
+                    throw LedgerError(.storage, "cannot move \(replacement) to \(path): \(String(cString: strerror(errno)))")
+                }
+                Environment.syncDirectory(of: path)
+                throw Renamed()
+            }
+        } catch is Renamed {}
+    }
+
+    /// Flushes the directory holding `path`, making a rename or link into it durable.
+    public static func syncDirectory(of path: String) {
+        let dir = (path as NSString).deletingLastPathComponent
+        let fd = open(dir.isEmpty ? "." : dir, O_RDONLY)
+        if fd >= 0 { fsync(fd); close(fd) }
+    }
+}

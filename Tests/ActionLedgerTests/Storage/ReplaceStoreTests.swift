@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// A store file renamed over another (`ledger demo --fresh`) never swallows a write: the
+/// rename happens under the old file's writer lock, only if the old store holds what was
+/// inspected, and a process that still has the old file open has its next write refused.
+@Suite struct ReplaceStoreTests {
+    @Test func aHandleOnAReplacedFileHasItsWritesRefusedNotLost() throws {
+        let old = try TempLedger(), new = try TempLedger()
+        try old.ledger.link("iphone")
+        try new.ledger.link("laptop")
+        let newHead = try new.ledger.read { try $0.head() }
+        try Ledger.replaceStore(at: old.path, with: new.path) { head in #expect(head == 1) }
+        #expect(!FileManager.default.fileExists(atPath: new.path))
+        // The old handle still maps the unlinked file: its write is refused, not acknowledged.
+        let e = try requireLedgerError(.storage) { try old.ledger.link("tablet") }
+        #expect(e.message.contains("replaced"))
+        let reopened = try Ledger(path: old.path)
+        #expect(try reopened.read { try $0.head() } == newHead)
+        #expect(try reopened.read { try $0.deviceState("laptop") } != nil)
+        #expect(try reopened.read { try $0.deviceState("tablet") } == nil)
+        try reopened.link("tablet")
+    }
+
+    @Test func aStoreWrittenSinceItWasInspectedIsKept() throws {
+        let old = try TempLedger(), new = try TempLedger()
+        try old.ledger.link("iphone")
+        struct Changed: Error {}
+        #expect(throws: Changed.self) {
+            try Ledger.replaceStore(at: old.path, with: new.path) { head in if head != 0 { throw Changed() } }
+        }
+        #expect(FileManager.default.fileExists(atPath: new.path))
+        // Both stores are as they were, and both still take writes.
+        try old.ledger.link("tablet")
+        try new.ledger.link("laptop")
+        #expect(try old.ledger.read { try $0.deviceState("iphone") } != nil)
+    }
+}
