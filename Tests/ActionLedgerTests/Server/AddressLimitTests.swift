@@ -11,17 +11,23 @@ import Testing
     /// Three calls per address, refilled too slowly to matter within a test.
     static let three = (rate: 0.001, burst: 3.0)
 
-    /// Holding tokens does not buy faster pairing-code guesses: each refused code is charged
-    /// to the address too, whichever token sent it.
-    @Test func refusedPairingCodesAreChargedToTheAddressWhateverTheToken() async throws {
-        let h = try ServerHarness(addressLimit: Self.three)
+    /// Holding tokens does not buy faster pairing-code guesses: every redemption is charged
+    /// to the address too, whichever token sent it, before the code is judged, so once the
+    /// bucket is empty even the right code is refused (a 429 tells nothing of the code).
+    @Test func pairingCodeRedemptionsAreChargedToTheAddressWhateverTheToken() async throws {
+        let key = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: key, addressLimit: Self.three)
         try await h.test { client in
+            let opened = try await client.call(.post, "/v1/devices/pairing", token: h.laptop)
+            guard case .string(let code)? = opened.json["code"] else { Issue.record("no code: \(opened.text)"); return }
             for token in [h.specialist, h.phone, h.auditor] {
-                let refused = try await client.call(.post, "/v1/devices", token: token, json: #"{"code": "12345678"}"#)
+                let wrong = code == "12345678" ? "12345679" : "12345678"
+                let refused = try await client.call(.post, "/v1/devices", token: token, json: #"{"code": "\#(wrong)"}"#)
                 #expect(refused.status == .unauthorized)
             }
-            let limited = try await client.call(.post, "/v1/devices", token: h.tablet, json: #"{"code": "87654321"}"#)
-            #expect(limited.status == .tooManyRequests && limited.text.contains("refused pairing codes"))
+            let right = #"{"code": "\#(code)", "device": "new-1", "platform": "ios", "public_key": "\#(Data(TestDeviceKey().spki).base64EncodedString())"}"#
+            let limited = try await client.call(.post, "/v1/devices", token: h.tablet, json: right)
+            #expect(limited.status == .tooManyRequests && limited.text.contains("pairing-code redemptions"), "\(limited.text)")
             // The tokens' own calls are not limited by it.
             #expect(try await client.call(.get, "/v1/today", token: h.phone).status == .ok)
         }

@@ -87,8 +87,11 @@ extension LedgerServer {
             result = try await Blocking.run { try ledger.execute(request) }
         } catch let e as LedgerError where e.details["recorded_seq"] != nil {
             // A refusal recorded as tap.refused registered the command id: its replay gets the
-            // first problem document again, byte for byte, as any replayed result does.
-            if let stored = try sessions.response(commandId: request.commandId, now: request.now) {
+            // first problem document again, byte for byte, as any replayed result does. Only
+            // that document: a response kept under the id for anything else (another caller's
+            // command that registered nothing, in a file an older build wrote) is not this one's.
+            if let stored = try sessions.response(commandId: request.commandId, now: request.now),
+               stored.status >= 400, stored.body["recorded_seq"] == e.details["recorded_seq"] {
                 return Response(status: .init(code: stored.status),
                                 headers: [.contentType: "application/problem+json", .idempotentReplayed: "true", .cacheControl: "no-store"],
                                 body: .init(byteBuffer: ByteBuffer(string: stored.body.serialized())))
@@ -113,7 +116,9 @@ extension LedgerServer {
         let body = result.json(now: request.now, policy: policy)
         if result.replayed {
             headers[.idempotentReplayed] = "true"
-        } else {
+        } else if !result.events.isEmpty {
+            // Kept only for a command the engine registered: a duplicate tap appends nothing
+            // and registers no id, so its id stays free and nothing is kept under it.
             let id = request.commandId, now = request.now
             try await Blocking.run {
                 try sessions.keep(SessionStore.StoredResponse(status: status.code, etag: etag, body: body), commandId: id, at: now)

@@ -39,10 +39,19 @@ extension LedgerServer {
             let f = try Fields(try await LedgerServer.body(request, context),
                                allowed: ["code", "device", "label", "platform", "public_key", "key_protection"])
             let code = try f.require("code", f.string)
+            // A caller with a live token spends from its token's bucket, which the middleware
+            // left the address's alone: every redemption is charged to the address too, before
+            // the code is judged (charged only on a refusal, a 429 would tell a wrong code from
+            // a right one, and every guess would still be judged at the token's rate). However
+            // many tokens or sessions one holds, codes are tried no faster than the address
+            // limit lets anyone try them; a pairing costs one call of it.
+            if context.identity != nil {
+                try self.addressLimit.charge(request, context, refusal: "too many pairing-code redemptions from this address")
+            }
             // The code is judged first: without a live one, nothing else about the request matters.
             let open = try self.now()
             guard self.pairings.withLock({ p in p[code].map { open < $0.expiresAt && $0.device == nil } ?? false }) else {
-                try self.refusedPairingCode(request, context)
+                throw Problem.unauthorized("the pairing code is unknown, used or expired")
             }
             let device = try f.require("device", f.string)
             if let bad = Identifier.problem(device) { throw Problem.invalid("device \(bad)", field: "device") }
@@ -71,7 +80,7 @@ extension LedgerServer {
                 p[code] = pending
                 return pending
             }
-            guard let pairing else { try self.refusedPairingCode(request, context) }
+            guard let pairing else { throw Problem.unauthorized("the pairing code is unknown, used or expired") }
             let storeId = try self.ledger.read { try $0.storeId() } ?? .zero
             let statement = Statement.link(storeId: storeId, org: pairing.org, person: pairing.person, device: device,
                                            platform: platform, key: key, introducedBy: pairing.introducer)
@@ -106,17 +115,5 @@ extension LedgerServer {
             let commandId = try LedgerServer.idempotencyKey(request) ?? CommandRequest.newCommandId()
             return try await self.run(CommandRequest(command, commandId: commandId, now: now, actor: pairing.person), status: .created)
         }
-    }
-
-    /// Refuses a pairing code that is unknown, used or expired. A caller with a live token
-    /// spends from its token's bucket, which the middleware left the address's alone, so the
-    /// refusal is charged to the client address as well: eight digits live five minutes, and
-    /// however many tokens (or device sessions) one holds, codes are guessed no faster than
-    /// the address limit lets anyone try them.
-    func refusedPairingCode(_ request: Request, _ context: APIContext) throws -> Never {
-        if context.identity != nil {
-            try addressLimit.charge(request, context, refusal: "too many refused pairing codes from this address")
-        }
-        throw Problem.unauthorized("the pairing code is unknown, used or expired")
     }
 }

@@ -1,0 +1,39 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+@testable import ActionLedger
+@testable import LedgerServer
+
+/// The responses kept for `Idempotency-Key` replays answer only the command the engine
+/// registered under the key: never another caller's.
+@Suite struct StoredResponseTests {
+    /// A duplicate tap registers no id, so nothing is kept under its key; a signed tap
+    /// another device then makes under that key is refused and recorded, and its caller gets
+    /// that refusal, not the duplicate tap's answer about someone else's action.
+    @Test func aRecordedRefusalNeverGetsAnotherCommandsKeptResponse() async throws {
+        let key = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: key)
+        let pem = key.pem
+        try await h.test { client in
+            #expect(try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("m-1", stakes: "medium")).status == .created)
+            let m2 = try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("m-2", stakes: "medium"))
+            guard case .string(let content)? = m2.json["action", "content_hash"] else { Issue.record("no hash: \(m2.text)"); return }
+            #expect(try await client.call(.post, "/v1/actions/m-1/review", token: h.phone).status == .ok)
+            let duplicate = try await client.call(.post, "/v1/actions/m-1/review", token: h.phone, headers: [.idempotencyKey: "cmd-dup"])
+            #expect(duplicate.status == .ok)
+            // The laptop's signed approve of m-2 before its review, under the same key.
+            let now = ServerHarness.systemNow()
+            let statement = try h.ledger.statement(for: .tap(.approve, actionId: "m-2", device: "laptop-1"), commandId: "cmd-dup",
+                                                   claimedAt: now, contentHash: Digest(hex: content))
+            let signature = Data(try P256Signature.sign(statement.bytes, pemPrivateKey: pem).signature).base64EncodedString()
+            let body = #"{"content_hash": "\#(content)", "claimed_at": "\#(now.iso8601)", "user_verified": true, "proof": {"format": "p256", "signature": "\#(signature)"}}"#
+            let refused = try await client.call(.post, "/v1/actions/m-2/approve", token: h.laptop, json: body, headers: [.idempotencyKey: "cmd-dup"])
+            #expect(refused.status == .conflict && refused.code == "taps_required", "\(refused.status) \(refused.text)")
+            #expect(!refused.text.contains("m-1") && refused.headers[.idempotentReplayed] == nil)
+            // Its replay is that refusal, byte for byte.
+            let again = try await client.call(.post, "/v1/actions/m-2/approve", token: h.laptop, json: body, headers: [.idempotencyKey: "cmd-dup"])
+            #expect(again.text == refused.text && again.headers[.idempotentReplayed] == "true")
+        }
+    }
+}
