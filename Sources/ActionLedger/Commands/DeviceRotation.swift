@@ -66,8 +66,11 @@ enum DeviceRotation {
 }
 
 extension DeviceState {
-    /// The device after `rotation`: its new key in force.
-    mutating func apply(_ rotation: KeyRotation) { key = rotation.key }
+    /// The device after `rotation`, recorded at `seq`: its new key in force from there.
+    mutating func apply(_ rotation: KeyRotation, seq: UInt64) {
+        key = rotation.key
+        keySeq = seq
+    }
 }
 
 extension Ledger {

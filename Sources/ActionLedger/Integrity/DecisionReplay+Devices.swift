@@ -23,7 +23,7 @@ extension DecisionReplay {
             }
             if personOrgs[event.person] == nil { personOrgs[event.person] = event.org }
             devices[d.device] = DeviceState(device: d.device, person: event.person, org: event.org, label: d.label,
-                                            platform: d.platform, linkedAt: event.at, revokedAt: nil, key: d.key)
+                                            platform: d.platform, linkedAt: event.at, revokedAt: nil, key: d.key, keySeq: event.seq)
         case .deviceRevoked(let d):
             guard var state = devices[d.device] else {
                 throw fail("device.revoke", "device \(d.device) was never linked", .unknownDevice)
@@ -48,7 +48,7 @@ extension DecisionReplay {
                     throw fail("device.rotate", e.message, e.code)
                 }
             }
-            devices[k.device]?.apply(k)
+            devices[k.device]?.apply(k, seq: event.seq)
         case .recoveryKeySet(let s):
             if judge {
                 if let bound = personOrgs[event.person], bound != event.org {

@@ -112,12 +112,13 @@ struct ProofScan {
                     checked += 1
                 }
                 devices[link.device] = DeviceState(device: link.device, person: event.person, org: event.org, label: link.label,
-                                                   platform: link.platform, linkedAt: event.at, revokedAt: nil, key: link.key)
+                                                   platform: link.platform, linkedAt: event.at, revokedAt: nil, key: link.key,
+                                                   keySeq: event.seq)
             case .deviceRevoked(let r):
                 devices[r.device]?.revokedAt = event.at
             case .deviceKeyRotated(let k):
                 try DeviceRotation.check(recorded: k, in: event, devices: { devices[$0] }, storeId: storeId)
-                devices[k.device]?.apply(k)
+                devices[k.device]?.apply(k, seq: event.seq)
                 checked += 1
             case .tapRefused(let t):
                 try RecordedRefusal.check(event, t, device: event.device.flatMap { devices[$0] }, storeId: storeId, rp: rp)

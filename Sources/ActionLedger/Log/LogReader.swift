@@ -192,11 +192,11 @@ public struct LogReader {
             switch e.payload {
             case .deviceLinked(let d) where d.device == deviceId && state == nil:
                 state = DeviceState(device: d.device, person: e.person, org: e.org, label: d.label,
-                                    platform: d.platform, linkedAt: e.at, revokedAt: nil, key: d.key)
+                                    platform: d.platform, linkedAt: e.at, revokedAt: nil, key: d.key, keySeq: e.seq)
             case .deviceRevoked(let d) where d.device == deviceId && state != nil:
                 state?.revokedAt = e.at
             case .deviceKeyRotated(let k) where k.device == deviceId && state != nil:
-                state?.apply(k)
+                state?.apply(k, seq: e.seq)
             default:
                 throw Self.disagreement(dbs.deviceSeqs, deviceId, seq, e, state == nil
                     ? "not the device.linked of device \(deviceId) its stream starts with"

@@ -125,6 +125,10 @@ public struct DeviceState: Sendable, Equatable {
     public var revokedAt: Timestamp?
     /// The key its taps must be signed with; nil for a device that signs nothing.
     public var key: DeviceKey? = nil
+    /// The seq of the event that put `key` in force: the link, or the latest rotation. A key
+    /// rotated out and later rotated back is in force from a new seq (a device session made
+    /// under it the first time stays ended).
+    public var keySeq: UInt64 = 0
 
     public var isRevoked: Bool { revokedAt != nil }
 }

@@ -7,8 +7,9 @@ import ServiceLifecycle
 /// One task polls the head with a read transaction (a few microseconds) every
 /// `pollInterval`: events appended by this server and by any other process on the same
 /// store (the CLI) reach the streams alike, within one interval. Each event is read and
-/// decoded once, however many streams are open. A `device.revoked`, `token.revoked` or a
-/// signed-out session closes the streams of what it revokes.
+/// decoded once, however many streams are open. A `device.revoked`, `token.revoked`, a
+/// `device.key_rotated` (for the device's sessions) or a signed-out session closes the
+/// streams of what it ends.
 final class EventHub: Service, Sendable {
     enum Message: Sendable {
         /// New events with their SSE text, rendered once for every stream.
@@ -207,6 +208,9 @@ enum StreamFilter {
     static func revokes(_ e: Event, _ identity: Identity) -> Bool {
         switch e.payload {
         case .deviceRevoked(let d): identity.device == d.device
+        // A session is bound to the key that signed it in (SessionStore.Session.keySeq); a
+        // token names no key and outlives a rotation, as it outlives the key it never used.
+        case .deviceKeyRotated(let k): identity.device == k.device && identity.id.hasPrefix("ses-")
         case .tokenRevoked(let t): identity.id == t.tokenId
         default: false
         }

@@ -15,28 +15,33 @@ final class SessionStore: Sendable {
         var createdAt: Timestamp
         var expiresAt: Timestamp
         var revokedAt: Timestamp?
-        /// The fingerprint of the key that signed the session's challenge. A session proves
-        /// only that key: once the device's key is rotated (a lost or compromised key is
-        /// rotated out) the session ends with it. Nil in a record written before sessions
-        /// were bound to their key: such a session is refused, and its device signs in again.
+        /// The fingerprint of the key that signed the session's challenge, and the seq of the
+        /// event that put that key in force. A session proves only that key in that term:
+        /// once the device's key is rotated (a lost or compromised key is rotated out) the
+        /// session ends with it, and stays ended if the same key is rotated back in later.
+        /// Nil in a record written before sessions were bound to their key: such a session is
+        /// refused, and its device signs in again.
         var keyFingerprint: Digest?
+        var keySeq: UInt64?
 
         var json: JSON {
             ["session_id": .string(id), "device": .string(device), "person": .string(person), "org": .string(org),
              "created_at": .string(createdAt.iso8601), "expires_at": .string(expiresAt.iso8601),
              "revoked_at": revokedAt.map { .string($0.iso8601) } ?? .null,
-             "key_fingerprint": keyFingerprint.map { .string($0.hex) } ?? .null]
+             "key_fingerprint": keyFingerprint.map { .string($0.hex) } ?? .null,
+             "key_seq": keySeq.map { .number(Double($0)) } ?? .null]
         }
 
         init(id: String, device: String, person: String, org: String, createdAt: Timestamp, expiresAt: Timestamp,
-             keyFingerprint: Digest?) {
+             keyFingerprint: Digest?, keySeq: UInt64?) {
             (self.id, self.device, self.person, self.org, self.createdAt, self.expiresAt) = (id, device, person, org, createdAt, expiresAt)
-            self.keyFingerprint = keyFingerprint
+            (self.keyFingerprint, self.keySeq) = (keyFingerprint, keySeq)
         }
 
-        /// Whether the device still holds the key that signed this session in.
+        /// Whether the device still holds the key that signed this session in, in force since
+        /// the same event.
         func isBound(to device: DeviceState) -> Bool {
-            keyFingerprint != nil && keyFingerprint == device.key?.fingerprint
+            keyFingerprint != nil && keyFingerprint == device.key?.fingerprint && keySeq == device.keySeq
         }
 
         init(json: JSON) throws {
@@ -51,8 +56,10 @@ final class SessionStore: Sendable {
                 guard let d = Digest(hex: f) else { throw LedgerError(.storage, "a session record's key_fingerprint does not decode") }
                 fingerprint = d
             }
+            var keySeq: UInt64?
+            if case .number(let n)? = o["key_seq"], n >= 0, n < 9.0e15, n == n.rounded() { keySeq = UInt64(n) }
             self.init(id: id, device: device, person: person, org: org, createdAt: created, expiresAt: expires,
-                      keyFingerprint: fingerprint)
+                      keyFingerprint: fingerprint, keySeq: keySeq)
             if case .string(let r)? = o["revoked_at"] { revokedAt = Timestamp(iso8601: r) }
         }
     }

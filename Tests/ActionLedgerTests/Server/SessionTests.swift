@@ -121,7 +121,7 @@ import Testing
     @Test func aRotatedKeyEndsTheSessionsItSignedIn() async throws {
         let old = TestDeviceKey(), new = TestDeviceKey()
         let h = try ServerHarness(keyedLaptop: old)
-        let oldPem = old.pem, newPem = new.pem, oldPrint = try old.key().fingerprint.hex
+        let oldPem = old.pem, newPem = new.pem, oldPrint = try old.key().fingerprint.hex, oldKey = try old.key(.userVerification)
         // The rotation, signed by the old key, made ready before the session exists.
         var newKey = try new.key(.userVerification)
         newKey.trust = .introducedBy(device: "laptop-1",
@@ -142,7 +142,30 @@ import Testing
             let again = try await client.call(.post, "/v1/sessions", json: try await SessionTests.signedChallenge(client, "laptop-1", newPem))
             guard case .string(let fresh)? = again.json["token"] else { Issue.record("no session: \(again.text)"); return }
             #expect(try await client.call(.get, "/v1/today", token: fresh).status == .ok)
+            // Rotated back to the first key (signed by the second): the first session stays ended.
+            var back = oldKey
+            let statement = try h.ledger.rotationStatement(device: "laptop-1", key: back, signedBy: "laptop-1")
+            back.trust = .introducedBy(device: "laptop-1", signature: try P256Signature.sign(statement, pemPrivateKey: newPem).signature)
+            try h.ledger.run(.rotateDeviceKey(device: "laptop-1", key: back), now: ServerHarness.systemNow())
+            #expect(try h.ledger.read { try $0.deviceState("laptop-1") }?.key?.fingerprint.hex == oldPrint)
+            #expect(try await client.call(.get, "/v1/today", token: token).status == .unauthorized)
+            #expect(try await client.call(.get, "/v1/today", token: fresh).status == .unauthorized)
         }
+    }
+
+    /// A rotation ends the rotated device's session streams as it arrives, as a revocation
+    /// does; a token names no key, so its streams go on.
+    @Test func aRotationEndsTheDevicesSessionStreams() {
+        let rotation = Event(at: t0, actor: "operator", commandId: "cmd-r", org: "quinn-co", person: "quinn",
+                             payload: .deviceKeyRotated(KeyRotation(device: "laptop-1", previousFingerprint: .zero,
+                                                                    key: try! TestDeviceKey().key())))
+        let session = Identity(id: "ses-0123456789abcdef", org: "quinn-co", scope: .device, subject: "laptop-1", person: "quinn")
+        var token = session
+        token.id = "tok-0123456789abcdef"
+        var other = session
+        other.subject = "phone-1"
+        #expect(StreamFilter.revokes(rotation, session))
+        #expect(!StreamFilter.revokes(rotation, token) && !StreamFilter.revokes(rotation, other))
     }
 
     /// A record written before sessions were bound to their key names no key: whichever
@@ -152,7 +175,8 @@ import Testing
         let h = try ServerHarness(keyedLaptop: key)
         let now = ServerHarness.systemNow()
         let legacy = SessionStore.Session(id: "ses-0123456789abcdef", device: "laptop-1", person: "quinn", org: "quinn-co",
-                                          createdAt: now, expiresAt: now.adding(milliseconds: Timestamp.day), keyFingerprint: nil)
+                                          createdAt: now, expiresAt: now.adding(milliseconds: Timestamp.day), keyFingerprint: nil,
+                                          keySeq: nil)
         let secret = "als_ses-0123456789abcdef_" + String(repeating: "ab", count: 32)
         try h.server.sessions.add(legacy, secretHash: Ledger.tokenHash(secret))
         #expect(try h.server.sessions.session(id: legacy.id)?.keyFingerprint == nil)

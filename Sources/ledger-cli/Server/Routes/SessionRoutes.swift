@@ -56,7 +56,7 @@ extension LedgerServer {
             let secret = "als_\(sessionId)_" + LedgerServer.randomHex(32)
             let session = SessionStore.Session(id: sessionId, device: device, person: state.person, org: state.org, createdAt: now,
                                                expiresAt: now.adding(milliseconds: self.configuration.sessionLifetime),
-                                               keyFingerprint: state.key?.fingerprint)
+                                               keyFingerprint: state.key?.fingerprint, keySeq: state.keySeq)
             let sessions = self.sessions
             try await Blocking.run { try sessions.add(session, secretHash: Ledger.tokenHash(secret)) }
             guard case .object(var o) = session.json else { throw Problem(.internalServerError, "internal_error", "session") }
