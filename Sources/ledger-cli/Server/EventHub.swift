@@ -30,10 +30,13 @@ final class EventHub: Service, Sendable {
     final class Backlog: Sendable {
         private let bytes = Locked(0)
 
-        /// Counts `n` more bytes handed over; false (counting nothing) past `limit`.
+        /// Counts `n` more bytes handed over; false (counting nothing) past `limit` — unless
+        /// nothing is pending: a stream that has written all it was handed is reading, and
+        /// gets the next batch however large (one commit of many big proposals), while one
+        /// that stopped reading is closed at the batch after.
         func add(_ n: Int, limit: Int) -> Bool {
             bytes.withLock { b in
-                guard b + n <= limit else { return false }
+                guard b == 0 || b + n <= limit else { return false }
                 b += n
                 return true
             }

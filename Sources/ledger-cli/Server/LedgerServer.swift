@@ -128,10 +128,19 @@ public final class LedgerServer: Sendable {
     }
 
     /// Runs until SIGTERM or SIGINT: then stops accepting, lets in-flight requests (and the
-    /// commits they wait on) finish, and closes the streams.
+    /// commits they wait on) finish, and closes the streams. A client that stopped reading
+    /// would hold its response open for ever, and the shutdown with it: after
+    /// ``shutdownGrace`` what is still open is cancelled (a commit under way still finishes:
+    /// the writer runs it to its end on its own thread).
     public func run(onListening: @escaping @Sendable (Int) -> Void) async throws {
-        try await application(onListening: onListening).runService()
+        var group = ServiceGroupConfiguration(services: [application(onListening: onListening)],
+                                              gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = Self.shutdownGrace
+        try await ServiceGroup(configuration: group).run()
     }
+
+    /// How long a graceful shutdown waits for open responses before cancelling them.
+    static let shutdownGrace: Duration = .seconds(10)
 
     static func json(_ value: JSON, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var headers = headers

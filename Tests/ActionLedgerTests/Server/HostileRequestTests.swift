@@ -267,4 +267,34 @@ import Testing
         #expect(reading.backlog.add(0, limit: EventHub.maxBacklog))
         hub.end(reading.id)
     }
+
+    /// One commit larger than the backlog bound reaches a stream that is reading (nothing
+    /// pending); only a stream that stopped reading is closed.
+    @Test func oneLargeCommitReachesAReadingStream() async throws {
+        let t = try TempLedger()
+        try t.ledger.create(StoreCreation(testClock: true, demo: false), now: t0)
+        try t.ledger.link("iphone")
+        let hub = try EventHub(ledger: t.ledger, pollInterval: .milliseconds(10), heartbeat: .seconds(60))
+        let who = Identity(id: "tok", org: "quinn-co", scope: .auditor, subject: nil, person: nil)
+        let reading = hub.subscribe(who)
+        let text = String(repeating: "x", count: 2_000)
+        try t.ledger.execute(batch: (0..<600).map { i in
+            var p = proposal("big-\(i)")
+            p.proposal.preview = Preview(text: text, assets: 0)
+            return CommandRequest(.propose(p), now: t0)
+        })
+        try hub.poll()
+        var received = 0, bytes = 0
+        for await message in reading.stream {
+            if case .events(let events) = message {
+                received += events.count
+                bytes += EventHub.bytes(events)
+                reading.backlog.written(EventHub.bytes(events))
+            }
+            if received >= 600 { break }
+        }
+        #expect(received == 600 && bytes > EventHub.maxBacklog)
+        #expect(reading.backlog.add(0, limit: EventHub.maxBacklog))
+        hub.end(reading.id)
+    }
 }

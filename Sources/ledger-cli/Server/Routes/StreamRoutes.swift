@@ -7,6 +7,8 @@ import ServiceLifecycle
 extension LedgerServer {
     /// Events read per catch-up transaction: a long catch-up never holds one snapshot long.
     static let catchUpChunk = 512
+    /// Most bytes of rendered events a catch-up reads before writing them (proposals reach 64 KiB each).
+    static let catchUpBytes = 256 << 10
 
     func addStreamRoutes(_ router: Router<APIContext>) {
         router.post("/v1/streams/tickets") { _, context in
@@ -62,8 +64,8 @@ extension LedgerServer {
                         body: ResponseBody { writer in
                             var next = from
                             while next <= head {
-                                let (lines, last) = try Self.read(ledger, who, agents, from: next, to: head)
-                                if !lines.isEmpty { try await writer.write(ByteBuffer(string: lines.map { $0.json.serialized() + "\n" }.joined())) }
+                                let (lines, last) = try Self.read(ledger, who, agents, from: next, to: head) { $0.json.serialized() + "\n" }
+                                if !lines.isEmpty { try await writer.write(ByteBuffer(string: lines)) }
                                 next = last + 1
                             }
                             try await writer.finish(nil)
@@ -88,8 +90,8 @@ extension LedgerServer {
                             var last = from - 1
                             let head = try ledger.read { try $0.head().seq }
                             while last < head {
-                                let (events, upTo) = try Self.read(ledger, who, agents, from: last + 1, to: head)
-                                if !events.isEmpty { try await writer.write(ByteBuffer(string: events.map(Self.sse).joined())) }
+                                let (events, upTo) = try Self.read(ledger, who, agents, from: last + 1, to: head, render: Self.sse)
+                                if !events.isEmpty { try await writer.write(ByteBuffer(string: events)) }
                                 last = upTo
                             }
                             // The server shuts down before the hub (services stop in reverse order), and
@@ -125,16 +127,19 @@ extension LedgerServer {
         "id: \(e.event.seq)\ndata: \(e.event.json().serialized())\n\n"
     }
 
-    /// Up to ``catchUpChunk`` events from `from` (not past `to`) the caller may see, and the
-    /// last seq examined.
-    static func read(_ ledger: Ledger, _ who: Identity, _ agents: AgentCache, from: UInt64, to: UInt64) throws -> ([StoredEvent], UInt64) {
-        var out: [StoredEvent] = [], last = from - 1
+    /// The events from `from` (not past `to`) the caller may see, rendered, up to
+    /// ``catchUpChunk`` events or ``catchUpBytes`` bytes; and the last seq examined. A client
+    /// that stops reading holds the server to one such chunk: the write waits for the socket,
+    /// and the next chunk is read only after it.
+    static func read(_ ledger: Ledger, _ who: Identity, _ agents: AgentCache, from: UInt64, to: UInt64,
+                     render: (StoredEvent) -> String) throws -> (String, UInt64) {
+        var out = "", last = from - 1
         try ledger.read { reader in
             try reader.forEach(from: from) { stored in
                 guard stored.event.seq <= to else { return false }
                 last = stored.event.seq
-                if StreamFilter.visible(stored.event, to: who, agents: agents) { out.append(stored) }
-                return last - from + 1 < UInt64(catchUpChunk)
+                if StreamFilter.visible(stored.event, to: who, agents: agents) { out += render(stored) }
+                return last - from + 1 < UInt64(catchUpChunk) && out.utf8.count < catchUpBytes
             }
         }
         // An empty log past `from`: nothing more to read.
