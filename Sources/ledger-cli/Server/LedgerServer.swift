@@ -49,6 +49,8 @@ public final class LedgerServer: Sendable {
     let sessions: SessionStore
     let authenticator: Authenticator
     let hub: EventHub
+    /// One request at a time per command id (``KeyedGate``).
+    let commandGate = KeyedGate()
     let tickets = Locked([String: (identity: Identity, expiresAt: Timestamp)]())
     let challenges = Locked([String: (device: String, purpose: Purpose, statement: [UInt8], expiresAt: Timestamp)]())
     let pairings = Locked([String: Pairing]())

@@ -36,4 +36,25 @@ import Testing
             #expect(again.text == refused.text && again.headers[.idempotentReplayed] == "true")
         }
     }
+
+    /// A request under a key another request holds waits until that one has left (and kept
+    /// its response); other keys do not wait.
+    @Test func requestsUnderOneKeyRunOneAtATime() async throws {
+        let gate = KeyedGate()
+        let order = Locked([String]())
+        await gate.enter("k")
+        let second = Task {
+            await gate.enter("k")
+            order.update { $0.append("second") }
+            gate.leave("k")
+        }
+        await gate.enter("other")
+        gate.leave("other")
+        try await Task.sleep(for: .milliseconds(50))
+        order.update { $0.append("first") }
+        gate.leave("k")
+        await second.value
+        #expect(order.value == ["first", "second"])
+        #expect(gate.heldKeys == 0)
+    }
 }

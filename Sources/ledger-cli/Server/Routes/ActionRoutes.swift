@@ -81,6 +81,9 @@ extension LedgerServer {
     /// replay after that, or of a command first made through the CLI, appends nothing too and
     /// gets the result as the engine replays it: the command's events, the action as it is now.
     func run(_ request: CommandRequest, status: HTTPResponse.Status = .ok) async throws -> Response {
+        // A replay sent while the first request runs waits for it, then gets its kept response.
+        await commandGate.enter(request.commandId)
+        defer { commandGate.leave(request.commandId) }
         let ledger = self.ledger, sessions = self.sessions
         let result: CommandResult
         do {
