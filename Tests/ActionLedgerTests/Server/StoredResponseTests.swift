@@ -37,6 +37,25 @@ import Testing
         }
     }
 
+    /// A revocation spends its signed challenge; its replay under the same key is answered
+    /// from the kept response before the spent challenge is judged again.
+    @Test func aRevocationsReplayGetsItsKeptResponse() async throws {
+        let key = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: key)
+        let pem = key.pem
+        try await h.test { client in
+            let body = try await SessionTests.signedChallenge(client, "laptop-1", pem, purpose: "revoke", target: "phone-1")
+            let first = try await client.call(.post, "/v1/devices/phone-1/revoke", token: h.laptop, json: body,
+                                              headers: [.idempotencyKey: "cmd-revoke-1"])
+            #expect(first.status == .ok, "\(first.text)")
+            let again = try await client.call(.post, "/v1/devices/phone-1/revoke", token: h.laptop, json: body,
+                                              headers: [.idempotencyKey: "cmd-revoke-1"])
+            #expect(again.status == .ok && again.text == first.text && again.headers[.idempotentReplayed] == "true")
+            // Without the key, the spent challenge is refused.
+            #expect(try await client.call(.post, "/v1/devices/phone-1/revoke", token: h.laptop, json: body).status == .unauthorized)
+        }
+    }
+
     /// A request under a key another request holds waits until that one has left (and kept
     /// its response); other keys do not wait.
     @Test func requestsUnderOneKeyRunOneAtATime() async throws {

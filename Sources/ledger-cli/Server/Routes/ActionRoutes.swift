@@ -159,6 +159,24 @@ extension LedgerServer {
     }
 
     /// `Idempotency-Key`: the command id (an identifier, Specs/events.md).
+    /// The response kept for the request's `Idempotency-Key`, when the engine registered the
+    /// key to an event `isOwn` accepts (the caller's own earlier request). For the routes whose
+    /// single-use input (a pairing code, a challenge) the first request spent: their replay is
+    /// answered before that input is judged again. Nil: judge the request.
+    func keptReplay(_ request: Request, isOwn: @escaping @Sendable (Event) -> Bool) async throws -> Response? {
+        guard let key = try Self.idempotencyKey(request) else { return nil }
+        let ledger = ledger, sessions = sessions, now = try now()
+        let stored = try await Blocking.run { () -> SessionStore.StoredResponse? in
+            guard let first = try ledger.read({ r in try r.command(key).flatMap { try r.event($0.first) } }),
+                  isOwn(first.event) else { return nil }
+            return try sessions.response(commandId: key, now: now)
+        }
+        guard let stored else { return nil }
+        var headers: HTTPFields = [.idempotentReplayed: "true"]
+        if let etag = stored.etag { headers[.eTag] = etag }
+        return LedgerServer.json(stored.body, status: .init(code: stored.status), headers: headers)
+    }
+
     static func idempotencyKey(_ request: Request) throws -> String? {
         guard let key = request.headers[.idempotencyKey] else { return nil }
         if let bad = Identifier.problem(key) { throw Problem.invalid("Idempotency-Key \(bad)", field: "Idempotency-Key") }

@@ -92,6 +92,12 @@ extension LedgerServer {
             let who = try context.require(.device)
             let code = try context.parameters.require("code")
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["signature"])
+            // The code is single use: a replay of this introducer's approval is answered first.
+            let introducer = who.device!
+            if let replay = try await self.keptReplay(request, isOwn: { e in
+                if case .deviceLinked(let d) = e.payload { return d.key?.introducer == introducer }
+                return false
+            }) { return replay }
             let now = try self.now()
             guard self.pairings.withLock({ p in p[code].map { now < $0.expiresAt && $0.device != nil && $0.introducer == who.device } ?? false }) else {
                 throw Problem.unauthorized("no pairing \(code) waits for this device's approval")

@@ -77,6 +77,12 @@ extension LedgerServer {
             let who = try context.require(.device)
             let target = try context.pathId("id")
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["challenge_id", "signature", "reason"])
+            // The challenge is single use: a replay of this person's revocation is answered first.
+            let person = who.person
+            if let replay = try await self.keptReplay(request, isOwn: { e in
+                if case .deviceRevoked(let d) = e.payload { return d.device == target && e.actor == person }
+                return false
+            }) { return replay }
             let (signer, state) = try self.verifyChallenge(f, purpose: .revoke(target))
             guard signer == who.device else { throw Problem.forbidden("the challenge was signed by another device than the caller") }
             guard state.key?.protection == .userVerification else {
