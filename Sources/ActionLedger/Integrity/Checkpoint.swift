@@ -48,6 +48,11 @@ public struct Checkpoint: Sendable, Equatable {
         guard case .string(let h)? = json["head_hash"], h == headHash.hex else {
             throw r.fail("head_hash", "expected 64 lowercase hex digits")
         }
+        // The signature covers the time as written; another spelling of the same instant
+        // (a zone offset, fewer fraction digits) would verify against the re-rendered text.
+        guard case .string(let t)? = json["time"], t == time.iso8601 else {
+            throw r.fail("time", "expected ISO-8601 UTC with exactly three fraction digits and Z (\(time.iso8601)), as signed")
+        }
     }
 
     public var json: JSON {
@@ -57,6 +62,16 @@ public struct Checkpoint: Sendable, Equatable {
 
     /// The head it vouches for.
     public var head: LogHead { LogHead(seq: logSize, hash: headHash) }
+
+    /// A checkpoint signs a head that existed when it was made: one dated (`time`) before
+    /// the event at its size (`covered`) was backdated. The same check in a store, an export
+    /// and an import.
+    /// - throws: `integrity_failure`, `problem: checkpoint_backdated`.
+    static func requireNotBackdated(_ time: Timestamp, _ covered: Event) throws {
+        guard time < covered.at else { return }
+        throw ChainVerifier.failure(covered.seq, "checkpoint_backdated", "the checkpoint is dated \(time.iso8601), "
+            + "before seq \(covered.seq) was recorded (\(covered.at.iso8601))")
+    }
 
     /// Checks the key id and the Ed25519 signature.
     /// - throws: `integrity_failure` when the checkpoint was not signed by `key` or was altered.

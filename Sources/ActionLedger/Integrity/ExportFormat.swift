@@ -36,9 +36,12 @@ public struct ExportVerifier {
     public private(set) var line = 0
     /// Device keys and proofs, as `verify --deep` checks them (Specs/statements.md §4½).
     private var proofs = ProofScan()
+    /// The checkpoint's size and time: it may not be dated before the event it covers.
+    private let checkpointTime: (seq: UInt64, time: Timestamp)?
 
     public init(checkpoint: Checkpoint? = nil) {
         chain = ChainVerifier()
+        checkpointTime = checkpoint.flatMap { $0.logSize > 0 ? ($0.logSize, $0.time) : nil }
         if let checkpoint, checkpoint.logSize > 0 { chain.mustPass = (checkpoint.logSize, checkpoint.headHash) }
     }
 
@@ -63,6 +66,7 @@ public struct ExportVerifier {
             try encoded.withUnsafeBytes { try chain.next(key: event.seq, storedHash: hash, bytes: $0) }
             // The chain covers what the line says, not whether its content hash is true.
             try ChainVerifier.checkContentHash(event.seq, event)
+            if let cp = checkpointTime, cp.seq == event.seq { try Checkpoint.requireNotBackdated(cp.time, event) }
             // A re-chained forgery keeps a valid chain; a forged proof still fails here.
             let stored = StoredEvent(event: event, hash: hash)
             try proofs.check(stored)

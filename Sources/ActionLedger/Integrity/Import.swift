@@ -74,6 +74,7 @@ extension Ledger {
             throw LedgerError(.integrityFailure, "the export's hash at seq \(cp.logSize) is not the checkpoint's: "
                 + "it was rewritten", details: ["problem": "diverged", "seq": .number(Double(cp.logSize))])
         }
+        if cp.logSize > 0 { try Checkpoint.requireNotBackdated(cp.time, events[Int(cp.logSize) - 1].event) }
     }
 
     private func requireEmpty() throws {

@@ -63,6 +63,13 @@ struct LogVerifier {
             try checkStoredHash(at: cp)
         }
         let first = chain.seq + 1
+        // The walk starts at `first`: a record keyed below seq 1 (seq 0, a key shorter than
+        // 8 bytes) would sort before it unseen. Seqs start at 1, so the first key must be one.
+        try reader.txn.scan(reader.dbs.events, from: nil) { k, _ in
+            guard k.count == 8 else { throw ChainVerifier.failure(1, "bad_key", "an event key of \(k.count) bytes sorts before seq 1") }
+            guard Keys.readU64(k) >= 1 else { throw ChainVerifier.failure(1, "bad_key", "an event is keyed seq 0; seqs start at 1") }
+            return false
+        }
         let interval = max(options.progressInterval, 1)
         let pipeline = HashCheckPipeline(deep: options.deep)
         do {
@@ -124,8 +131,7 @@ struct LogVerifier {
     /// A checkpoint signs a head that existed when it was made: one dated before the event
     /// it covers was backdated.
     private func requireNotBackdated(_ cp: Checkpoint) throws {
-        guard cp.logSize > 0, let at = try reader.event(cp.logSize)?.event.at, cp.time < at else { return }
-        throw ChainVerifier.failure(cp.logSize, "checkpoint_backdated", "the checkpoint is dated \(cp.time.iso8601), "
-            + "before seq \(cp.logSize) was recorded (\(at.iso8601))")
+        guard cp.logSize > 0, let event = try reader.event(cp.logSize)?.event else { return }
+        try Checkpoint.requireNotBackdated(cp.time, event)
     }
 }

@@ -39,8 +39,12 @@ struct AuditReplay: LedgerSubcommand {
         }
         if let m = report.mismatch {
             let why = m.code.map { " (the engine would refuse it: \($0))" } ?? ""
-            throw LedgerError(.replayMismatch, "seq \(m.seq) is not what the policy would have produced under rule "
+            let error = LedgerError(.replayMismatch, "seq \(m.seq) is not what the policy would have produced under rule "
                 + "\(m.rule)\(why): \(m.message)", details: ["seq": .number(Double(m.seq)), "rule": .string(m.rule)])
+            // With --json the report printed above is stdout's one document (its `mismatch`
+            // names the event): the refusal goes to stderr only, with its exit status.
+            if global.json { throw Output.fail(error, json: false) }
+            throw error
         }
     }
 }

@@ -49,6 +49,7 @@ struct Verify: LedgerSubcommand {
         let progress = Progress()
         let report: VerifyReport
         var proofs: Int?
+        var projections: [String]?
         if let export {
             guard start == nil else { throw LedgerError(.invalidInput, "--from-checkpoint does not apply to --export") }
             report = try ExportVerifier.verify(path: export, checkpoint: cp) { progress.show($0, nil) }
@@ -57,14 +58,20 @@ struct Verify: LedgerSubcommand {
             // Verification never writes: always MDB_RDONLY, whatever --read-only says.
             let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
             report = try ledger.verify(VerifyOptions(deep: deep, checkpoint: cp, start: start)) { progress.show($0, $1) }
-            // Deep: every device proof and key introduction against the key in force (statements.md §4).
-            if deep { proofs = try ledger.verifyProofs() }
+            // Deep: every device proof and key introduction against the key in force (statements.md §4),
+            // and every projection against a refold of the log, as `rebuild --verify` compares
+            // them (in memory, writing nothing): the audit listings an auditor reads are checked too.
+            if deep {
+                proofs = try ledger.verifyProofs()
+                if ledger.migrationNeeded == nil { projections = try Self.compareProjections(ledger) }
+            }
         }
         progress.clear()
         if global.json {
             var o = report.json
-            if case .object(var obj) = o, let cp {
-                obj["checkpoint"] = ["log_size": .number(Double(cp.logSize)), "key_id": .string(cp.keyId)]
+            if case .object(var obj) = o {
+                if let cp { obj["checkpoint"] = ["log_size": .number(Double(cp.logSize)), "key_id": .string(cp.keyId)] }
+                if let projections { obj["projections_equal"] = .array(projections.map(JSON.string)) }
                 o = .object(obj)
             }
             Output.json(o)
@@ -73,8 +80,22 @@ struct Verify: LedgerSubcommand {
                 + "head \(report.head.hash.hex)"
             if let cp { text += "; extends checkpoint at \(cp.logSize) signed by \(cp.keyId)" }
             if let proofs { text += "; \(proofs) device proofs verified" }
+            if let projections { text += "; projections equal to a refold of the log (\(projections.joined(separator: ", ")))" }
             print(text)
         }
+    }
+
+    /// Each projection against a refold of the log; returns their names when all are equal.
+    /// - throws: `integrity_failure` (`problem: projection_mismatch`) naming the first that differs.
+    static func compareProjections(_ ledger: Ledger) throws -> [String] {
+        let results = try ledger.rebuild(options: RebuildOptions(verify: true))
+        if let r = results.first(where: { $0.difference != nil }), let d = r.difference {
+            throw LedgerError(.integrityFailure, "projection \(r.projection) differs from a refold of the log: \(d.database) key "
+                + "\(d.json["key_text"].map { $0.serialized() } ?? "") — \(d.note); `ledger rebuild --projection \(r.projection)` "
+                + "rebuilds it from the log", details: ["problem": "projection_mismatch", "projection": .string(r.projection),
+                                                         "database": .string(d.database)])
+        }
+        return results.map(\.projection)
     }
 }
 

@@ -122,5 +122,43 @@ extension DestructiveAndClockTests {
         try backdated.verifySignature(with: key.publicKey)
         let e = expectLedgerError(.integrityFailure) { try l.verify(VerifyOptions(checkpoint: backdated)) }
         #expect(e?.details["problem"] == "checkpoint_backdated")
+        // The same in an export and an import of it.
+        var bytes: [UInt8] = []
+        try l.exportJSONL { bytes += $0 }
+        let export = t.directory.appendingPathComponent("export.jsonl").path
+        try Data(bytes).write(to: URL(fileURLWithPath: export))
+        #expect(try ExportVerifier.verify(path: export, checkpoint: honest).head == head)
+        let e2 = expectLedgerError(.integrityFailure) { _ = try ExportVerifier.verify(path: export, checkpoint: backdated) }
+        #expect(e2?.details["problem"] == "checkpoint_backdated")
+        let fresh = try TempLedger()
+        let e3 = expectLedgerError(.integrityFailure) { _ = try fresh.ledger.importJSONL(path: export, checkpoint: backdated) }
+        #expect(e3?.details["problem"] == "checkpoint_backdated")
+        #expect(try fresh.ledger.importJSONL(path: export, checkpoint: honest) == head)
+    }
+
+    /// The signature covers the checkpoint's time as written: another spelling of the same
+    /// instant is refused, not re-rendered into the signed one.
+    @Test func aCheckpointsTimeIsTakenOnlyAsSigned() throws {
+        let key = CheckpointSigningKey()
+        let cp = try Checkpoint(head: LogHead(seq: 3, hash: .zero), time: at("2026-11-20T09:00:00Z"), key: key)
+        #expect(try Checkpoint(json: cp.json) == cp)
+        for spelling in ["2026-11-20T10:00:00.000+01:00", "2026-11-20T09:00:00Z", "2026-11-20T09:00:00.000999Z"] {
+            guard case .object(var o) = cp.json else { return }
+            o["time"] = .string(spelling)
+            #expect(throws: LedgerError.self, "\(spelling)") { _ = try Checkpoint(json: .object(o)) }
+        }
+    }
+
+    /// Seqs start at 1: a record keyed below it (seq 0, a short key) sorts before the walk's
+    /// start and is refused, not skipped.
+    @Test func anEventKeyedBelowSeqOneIsRefused() throws {
+        for key in [[UInt8](repeating: 0, count: 8), [UInt8](repeating: 0, count: 7)] {
+            let t = try TempLedger(), l = t.ledger!
+            try l.link("iphone")
+            let first = try l.read { r in try r.withRawEvent(1) { Array($0) } }!
+            try l.environment.write { txn in try txn.put(l.dbs.events, key: key, value: first) }
+            let e = expectLedgerError(.integrityFailure) { _ = try l.verify(VerifyOptions(deep: true)) }
+            #expect(e?.details["problem"] == "bad_key", "\(key.count)-byte key")
+        }
     }
 }

@@ -97,4 +97,42 @@ import Testing
         #expect(try ledger("rebuild", "--projection", "devices").status == 0)
         #expect(try ledger("rebuild", "--verify").status == 0)
     }
+
+    /// `verify --deep` compares every projection with a refold of the log, as `rebuild
+    /// --verify` does: an audit listing filed under someone who never acted fails it.
+    @Test func verifyDeepFindsATamperedAuditListing() throws {
+        #expect(try ledger("demo").status == 0)
+        let clean = try json("verify", "--deep")
+        #expect(clean["projections_equal"] == .array(["today", "autoshipped", "audit", "devices", "activity"].map(JSON.string)),
+                "\(clean)")
+        let l = try Ledger(path: db)
+        let meta = try l.environment.read { try l.registry.meta("audit", in: $0)! }
+        try l.environment.write { txn in
+            let store = try l.registry.store(for: AuditProjection(), meta: meta, in: txn)!
+            try txn.put(store.postingDatabase!, key: [UInt8(AuditProjection.byActor)] + Array("mallory".utf8) + [0] + Keys.u64(7),
+                        value: Keys.u64(7))
+        }
+        let bad = try ledger("verify", "--deep", "--json")
+        #expect(bad.status == LedgerError.Code.integrityFailure.exitStatus, "\(bad.stdout) \(bad.stderr)")
+        #expect(bad.stderr.contains("projection audit") && bad.stdout.contains("projection_mismatch"))
+        // The plain walk (log and chain) still passes: the projection is derived state.
+        #expect(try ledger("verify").status == 0)
+    }
+
+    /// With `--json`, a replay that finds a mismatch prints one JSON document (its report,
+    /// naming the mismatch), the refusal on stderr, and exits `replay_mismatch`.
+    @Test func auditReplayJSONIsOneDocumentOnAMismatch() throws {
+        #expect(try ledger("demo").status == 0)
+        let l = try Ledger(path: db)
+        let first = try l.read { r in try r.command(try r.event(5)!.event.commandId) }
+        #expect(first != nil)
+        // A damaged commands index: the replay's command.unique check names seq 5.
+        let id = try l.read { try $0.event(5)!.event.commandId }
+        try l.environment.write { txn in _ = try l.dbs.commands.delete(txn, key: Array(id.utf8)) }
+        let out = try ledger("audit", "replay", "--json")
+        #expect(out.status == LedgerError.Code.replayMismatch.exitStatus)
+        let doc = try JSONParser.parse(out.stdout)
+        #expect(doc["ok"] == false && doc["mismatch"]?["seq"] == 5, "\(out.stdout)")
+        #expect(out.stderr.contains("replay_mismatch"))
+    }
 }
