@@ -359,7 +359,9 @@ def main(argv):
         assert hashlib.sha256(raw).hexdigest()[:16] == pub["key_id"] == cp["key_id"], "key id"
         signed = "%s\n%d\n%s\n%s\n%s\n" % (cp["format"], cp["log_size"], cp["head_hash"], cp["time"], cp["key_id"])
         Ed25519PublicKey.from_public_bytes(raw).verify(bytes.fromhex(cp["signature"]), signed.encode("ascii"))
-        checkpoint = (cp["log_size"], cp["head_hash"])
+        # Signed as written: exactly three fraction digits and Z (integrity.md §4).
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", cp["time"]), "checkpoint time"
+        checkpoint = (cp["log_size"], cp["head_hash"], ms(cp["time"]))
     prev, seq, store, devices = bytes(32), 0, None, {}
     state = {"counts": {}, "recovery": {}, "previous": None}  # counters, recovery keys in force, the event before
     for line in open(argv[1], "rb"):
@@ -378,6 +380,8 @@ def main(argv):
         state["previous"] = e
         if checkpoint and checkpoint[0] == e["seq"] and checkpoint[1] != h.hex():
             print("seq %d: does not extend the checkpoint" % e["seq"]); return 1
+        if checkpoint and checkpoint[0] == e["seq"] and checkpoint[2] < ms(e["at"]):
+            print("seq %d: the checkpoint is dated before it (backdated)" % e["seq"]); return 1
         prev, seq = h, e["seq"]
     if checkpoint and seq < checkpoint[0]: print("seq %d: truncated before the checkpoint" % (seq + 1)); return 1
     print("ok", seq, prev.hex()); return 0
