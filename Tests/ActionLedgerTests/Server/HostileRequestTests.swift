@@ -235,12 +235,17 @@ import Testing
 /// A stream that stops reading does not make the hub keep every event for it: past its
 /// backlog it is closed, and its client resumes from the log with `Last-Event-ID`.
 @Suite struct SlowStreamTests {
-    @Test func aStreamTooFarBehindIsClosedNotBuffered() async throws {
+    /// A test-clock store with quinn's phone, a hub over it (polled by hand) and an auditor.
+    static func hub() throws -> (TempLedger, EventHub, Identity) {
         let t = try TempLedger()
         try t.ledger.create(StoreCreation(testClock: true, demo: false), now: t0)
         try t.ledger.link("iphone")
         let hub = try EventHub(ledger: t.ledger, pollInterval: .milliseconds(10), heartbeat: .seconds(60))
-        let who = Identity(id: "tok", org: "quinn-co", scope: .auditor, subject: nil, person: nil)
+        return (t, hub, Identity(id: "tok", org: "quinn-co", scope: .auditor, subject: nil, person: nil))
+    }
+
+    @Test func aStreamTooFarBehindIsClosedNotBuffered() async throws {
+        let (t, hub, who) = try Self.hub()
         let slow = hub.subscribe(who), reading = hub.subscribe(who)
         // Proposals of ~2 KiB each: 1 000 of them are past the 1 MiB backlog.
         let text = String(repeating: "x", count: 2_000)
@@ -271,11 +276,7 @@ import Testing
     /// One commit larger than the backlog bound reaches a stream that is reading (nothing
     /// pending); only a stream that stopped reading is closed.
     @Test func oneLargeCommitReachesAReadingStream() async throws {
-        let t = try TempLedger()
-        try t.ledger.create(StoreCreation(testClock: true, demo: false), now: t0)
-        try t.ledger.link("iphone")
-        let hub = try EventHub(ledger: t.ledger, pollInterval: .milliseconds(10), heartbeat: .seconds(60))
-        let who = Identity(id: "tok", org: "quinn-co", scope: .auditor, subject: nil, person: nil)
+        let (t, hub, who) = try Self.hub()
         let reading = hub.subscribe(who)
         let text = String(repeating: "x", count: 2_000)
         try t.ledger.execute(batch: (0..<600).map { i in
