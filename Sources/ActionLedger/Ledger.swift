@@ -1,3 +1,5 @@
+import Foundation
+
 /// An ActionLedger store: the event log, its indexes and inline projections in one LMDB
 /// environment, whose writer group-commits concurrent commands.
 ///
@@ -24,10 +26,19 @@ public final class Ledger: Sendable {
     /// The projections maintained inline.
     public let registry: ProjectionRegistry
     let dbs: LogDatabases
-    private let writer: Writer?
+    /// The writer, and why there is none yet (``migrationNeeded``).
+    private let slot: WriterSlot
     /// Why this store must be converted by `ledger migrate` before it takes writes (it was
-    /// written by an older build); nil when it is current.
-    public let migrationNeeded: String?
+    /// written by an older build); nil when it is current, or once converted since the open.
+    public var migrationNeeded: String? { slot.lock.withLock { slot.reason } }
+
+    /// Safe to share: `writer` and `reason` are only touched with `lock` held.
+    private final class WriterSlot: @unchecked Sendable {
+        let lock = NSLock()
+        var writer: Writer?
+        var reason: String?
+        init(writer: Writer?, reason: String?) { (self.writer, self.reason) = (writer, reason) }
+    }
 
     /// Opens (creating if needed) the ledger at `path`. A writable open brings lagging
     /// projections up to the head. What needs doing is read first: opening an up-to-date
@@ -49,13 +60,12 @@ public final class Ledger: Sendable {
             let reason = try Migration.reason(d, registry, txn)
             return (d, reason, try reason == nil && ProjectionMaintenance.needsSetUp(registry, txn))
         }
-        migrationNeeded = reason
         if options.readOnly || reason != nil {
             guard let existing else {
                 throw LedgerError(.invalidInput, "\(path) is not an ActionLedger store (it has no event log)")
             }
             dbs = existing
-            writer = nil
+            slot = WriterSlot(writer: nil, reason: reason)
         } else {
             // A new store, or an empty one whose projections are not set up, is set up here.
             let opened = try !setUp ? existing! : environment.write { txn -> LogDatabases in
@@ -67,21 +77,40 @@ public final class Ledger: Sendable {
             }
             dbs = opened
             try ProjectionMaintenance(environment: environment, dbs: opened, registry: registry).catchUp()
-            writer = Writer(environment: environment, dbs: opened, registry: registry)
+            slot = WriterSlot(writer: Writer(environment: environment, dbs: opened, registry: registry), reason: nil)
         }
     }
 
-    /// The writer, or the refusal of a store that cannot take writes.
+    /// The writer, or the refusal of a store that cannot take writes. A store that needed
+    /// `ledger migrate` when it was opened is looked at again: once converted (by another
+    /// process, say, while `ledger serve` runs) it takes writes without a reopen — unless its
+    /// log's own layout changed, which needs one.
     func requireWriter() throws -> Writer {
-        if let migrationNeeded {
-            throw LedgerError(.migrationRequired, "\(environment.path) was written by an older build (\(migrationNeeded)): "
-                + "run `ledger migrate --db \(environment.path)` to convert it")
+        try slot.lock.withLock {
+            if let writer = slot.writer { return writer }
+            if let reason = slot.reason {
+                // A log of the layout before its index is opened through other databases:
+                // converted or not, this handle cannot write it.
+                let now: String? = dbs.isLegacyLayout ? reason : try environment.read { try Migration.reason(dbs, registry, $0) }
+                if let now {
+                    slot.reason = now
+                    throw LedgerError(.migrationRequired, "\(environment.path) was written by an older build (\(now)): "
+                        + "run `ledger migrate --db \(environment.path)` to convert it"
+                        + (dbs.isLegacyLayout ? ", then open it again" : ""))
+                }
+                if !environment.isReadOnly {
+                    slot.reason = nil
+                    let writer = Writer(environment: environment, dbs: dbs, registry: registry)
+                    slot.writer = writer
+                    return writer
+                }
+                slot.reason = nil
+            }
+            throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused")
         }
-        guard let writer else { throw LedgerError(.readOnly, "the ledger was opened read-only; commands are refused") }
-        return writer
     }
 
-    deinit { writer?.stop() }
+    deinit { slot.writer?.stop() }
 
     /// Runs one command and returns once it is durable.
     /// - throws: ``LedgerError`` when refused (nothing appended), or a storage error.

@@ -53,6 +53,27 @@ import Testing
             #expect(again.status == .ok && again.text == first.text && again.headers[.idempotentReplayed] == "true")
             // Without the key, the spent challenge is refused.
             #expect(try await client.call(.post, "/v1/devices/phone-1/revoke", token: h.laptop, json: body).status == .unauthorized)
+            // Copies sent at once, each on its own connection: one runs, the others wait for
+            // its kept answer (none is refused for the challenge the first one spent).
+            try h.ledger.run(.linkDevice(device: "phone-2", person: "quinn", org: "quinn-co", label: "spare", platform: .ios),
+                             now: ServerHarness.systemNow())
+            let twice = try await SessionTests.signedChallenge(client, "laptop-1", pem, purpose: "revoke", target: "phone-2")
+            let port = client.port!, token = h.laptop
+            let statuses = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        try await TestClient.withClient(host: "localhost", port: port, configuration: .init(timeout: .seconds(20))) { c in
+                            let r = try await c.post("/v1/devices/phone-2/revoke",
+                                                     headers: [.authorization: "Bearer \(token)", .contentType: "application/json",
+                                                               .idempotencyKey: "cmd-revoke-2"],
+                                                     body: ByteBuffer(string: twice))
+                            return (r.status.code, r.headers[.idempotentReplayed] == "true")
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.allSatisfy { $0.0 == 200 } && statuses.filter { !$0.1 }.count == 1, "\(statuses)")
         }
     }
 

@@ -66,6 +66,23 @@ import Testing
         #expect(trail.trail.first?.type == .actionProposed && trail.trail.first?.specialist != nil)
     }
 
+    /// A ledger opened while its store needed migrating (a server running through `ledger
+    /// migrate`) takes writes once another handle has migrated it, without a reopen.
+    @Test func aHandleOpenedBeforeTheMigrationWritesAfterIt() throws {
+        let t = try TempLedger()
+        try t.ledger.link("iphone")
+        try t.ledger.environment.write { txn in try LogDatabases.open(txn)!.meta.put(txn, key: MetaLayout.key, value: [3]) }
+        try t.reopen()
+        let running = try #require(t.ledger)
+        #expect(running.migrationNeeded != nil)
+        expectLedgerError(.migrationRequired) { try running.run(.propose(proposal("before"))) }
+        let other = try Ledger(path: t.path)
+        _ = try other.migrate()
+        #expect(try running.run(.propose(proposal("after"))).events.count == 1)
+        #expect(running.migrationNeeded == nil)
+        _ = try running.verify(VerifyOptions(deep: true))
+    }
+
     @Test func migrateRefusesAMissingStoreAndALogThatDoesNotVerify() throws {
         let dir = try TempDir()
         let missing = try LedgerProcess.run(["migrate", "--db", dir.path + "/nothing.lmdb"])

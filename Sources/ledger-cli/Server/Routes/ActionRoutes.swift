@@ -80,10 +80,12 @@ extension LedgerServer {
     /// (``Configuration/responseRetention``), so a replay gets exactly the original body. A
     /// replay after that, or of a command first made through the CLI, appends nothing too and
     /// gets the result as the engine replays it: the command's events, the action as it is now.
-    func run(_ request: CommandRequest, status: HTTPResponse.Status = .ok) async throws -> Response {
+    /// - parameter gated: the route already holds ``commandGate`` for the command id
+    ///   (``keptReplay(_:isOwn:)``'s routes take it before they spend a single-use input).
+    func run(_ request: CommandRequest, status: HTTPResponse.Status = .ok, gated: Bool = false) async throws -> Response {
         // A replay sent while the first request runs waits for it, then gets its kept response.
-        await commandGate.enter(request.commandId)
-        defer { commandGate.leave(request.commandId) }
+        if !gated { await commandGate.enter(request.commandId) }
+        defer { if !gated { commandGate.leave(request.commandId) } }
         let ledger = self.ledger, sessions = self.sessions
         let result: CommandResult
         do {
@@ -162,7 +164,8 @@ extension LedgerServer {
     /// The response kept for the request's `Idempotency-Key`, when the engine registered the
     /// key to an event `isOwn` accepts (the caller's own earlier request). For the routes whose
     /// single-use input (a pairing code, a challenge) the first request spent: their replay is
-    /// answered before that input is judged again. Nil: judge the request.
+    /// answered before that input is judged again. Nil: judge the request. The caller holds
+    /// ``commandGate`` for the key, so a copy sent while the first runs waits for its answer.
     func keptReplay(_ request: Request, isOwn: @escaping @Sendable (Event) -> Bool) async throws -> Response? {
         guard let key = try Self.idempotencyKey(request) else { return nil }
         let ledger = ledger, sessions = sessions, now = try now()

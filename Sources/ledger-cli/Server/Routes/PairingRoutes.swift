@@ -92,11 +92,16 @@ extension LedgerServer {
             let who = try context.require(.device)
             let code = try context.parameters.require("code")
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["signature"])
-            // The code is single use: a replay of this introducer's approval is answered first.
+            // The code is single use: a replay of this introducer's approval of this pairing is
+            // answered first, one request per key at a time.
+            let idempotency = try LedgerServer.idempotencyKey(request)
+            if let idempotency { await self.commandGate.enter(idempotency) }
+            defer { if let idempotency { self.commandGate.leave(idempotency) } }
             let introducer = who.device!
+            let pending = self.pairings.withLock { $0[code]?.device }
             if let replay = try await self.keptReplay(request, isOwn: { e in
-                if case .deviceLinked(let d) = e.payload { return d.key?.introducer == introducer }
-                return false
+                guard case .deviceLinked(let d) = e.payload, d.key?.introducer == introducer else { return false }
+                return pending.map { $0 == d.device } ?? true  // a pairing still open for another device is not it
             }) { return replay }
             let now = try self.now()
             guard self.pairings.withLock({ p in p[code].map { now < $0.expiresAt && $0.device != nil && $0.introducer == who.device } ?? false }) else {
@@ -118,8 +123,9 @@ extension LedgerServer {
             key.trust = .introducedBy(device: pairing.introducer, signature: sig)
             let command = Command.linkKeyedDevice(device: device, person: pairing.person, org: pairing.org, label: pairing.label,
                                                   platform: pairing.platform, key: key)
-            let commandId = try LedgerServer.idempotencyKey(request) ?? CommandRequest.newCommandId()
-            return try await self.run(CommandRequest(command, commandId: commandId, now: now, actor: pairing.person), status: .created)
+            let commandId = idempotency ?? CommandRequest.newCommandId()
+            return try await self.run(CommandRequest(command, commandId: commandId, now: now, actor: pairing.person), status: .created,
+                                      gated: idempotency != nil)
         }
     }
 }

@@ -77,7 +77,11 @@ extension LedgerServer {
             let who = try context.require(.device)
             let target = try context.pathId("id")
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["challenge_id", "signature", "reason"])
-            // The challenge is single use: a replay of this person's revocation is answered first.
+            // The challenge is single use: a replay of this person's revocation is answered
+            // first, one request per key at a time.
+            let key = try LedgerServer.idempotencyKey(request)
+            if let key { await self.commandGate.enter(key) }
+            defer { if let key { self.commandGate.leave(key) } }
             let person = who.person
             if let replay = try await self.keptReplay(request, isOwn: { e in
                 if case .deviceRevoked(let d) = e.payload { return d.device == target && e.actor == person }
@@ -95,9 +99,10 @@ extension LedgerServer {
             guard t.person == who.person else {
                 throw LedgerError(.deviceNotOwned, "device \(target) belongs to another person", details: ["device": .string(target)])
             }
-            let commandId = try LedgerServer.idempotencyKey(request) ?? CommandRequest.newCommandId()
+            let commandId = key ?? CommandRequest.newCommandId()
             let command = Command.revokeDevice(device: target, reason: try f.string("reason") ?? "")
-            let response = try await self.run(CommandRequest(command, commandId: commandId, now: try self.now(), actor: who.person!))
+            let response = try await self.run(CommandRequest(command, commandId: commandId, now: try self.now(), actor: who.person!),
+                                              gated: key != nil)
             let sessions = self.sessions, now = try self.now()
             try await Blocking.run { _ = try sessions.revoke(device: target, at: now) }
             return response
