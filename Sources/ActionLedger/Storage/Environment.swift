@@ -67,6 +67,28 @@ public final class Environment: @unchecked Sendable {
         self.path = path
         isReadOnly = options.readOnly
         openedFile = options.readOnly ? nil : FileIdentity.of(env)
+        try openExistingDatabases()
+    }
+
+    /// Opens every named database the file holds, in one read transaction, before any other
+    /// transaction of this handle runs: the handles are published when it commits, so the
+    /// transactions that follow (a server's first concurrent requests) find them cached and
+    /// call no `mdb_dbi_open` of their own for them.
+    private func openExistingDatabases() throws {
+        try read { txn in
+            var root: MDB_dbi = 0
+            try check(mdb_dbi_open(txn.txn, nil, 0, &root), "mdb_dbi_open(main)")
+            var names: [String] = []
+            try txn.scan(Database(dbi: root, name: "")) { k, _ in
+                names.append(String(decoding: k, as: UTF8.self))
+                return true
+            }
+            for name in names where !name.isEmpty {
+                do { _ = try txn.openDatabase(name, create: false) } catch let e as LMDBError where e.code == MDB_INCOMPATIBLE {
+                    continue  // a plain key in the main database, not a database
+                }
+            }
+        }
     }
 
     private static func openHandle(_ path: String, _ options: Options, noLock: Bool) throws -> OpaquePointer {

@@ -7,6 +7,9 @@ final class HandleCache: @unchecked Sendable {
     // Safe: `handles` is only read and written with `lock` held.
     private let lock = NSLock()
     private var handles: [String: Database] = [:]
+    /// Held around every `mdb_dbi_open` (Transaction.openDatabase): LMDB allows no two at once
+    /// in one process.
+    let openingLock = NSLock()
 
     subscript(name: String) -> Database? {
         lock.lock()

@@ -47,7 +47,15 @@ public final class Transaction {
         var dbi: MDB_dbi = 0
         var flags = (create && !isReadOnly) ? UInt32(MDB_CREATE) : 0
         if duplicates { flags |= UInt32(MDB_DUPSORT | MDB_DUPFIXED) }
-        let rc = mdb_dbi_open(txn, name, flags, &dbi)
+        // LMDB's table of handles is the environment's, and a read transaction writes into it
+        // directly: two mdb_dbi_open at once (a server's first requests and its writer's fold)
+        // cross-wired handles, one projection's entries landing in another's database. One at a
+        // time, per environment; the environment's open already opened every database there was.
+        let rc = environment.handles.openingLock.withLock {
+            if environment.handles[name] != nil { return Int32(-1) }  // published meanwhile
+            return mdb_dbi_open(txn, name, flags, &dbi)
+        }
+        if rc == -1, let cached = environment.handles[name] { return cached }
         if rc == LMDBError.notFound { return nil }
         try check(rc, "mdb_dbi_open(\(name))")
         let db = Database(dbi: dbi, name: name)

@@ -11,6 +11,27 @@ import Testing
         try body(try Environment(path: path, options: options), path)
     }
 
+    /// Every database the file holds is opened when the environment opens, before any
+    /// concurrent transaction could race another's `mdb_dbi_open`; and readers on many
+    /// threads then find the handles cached, the data each database's own.
+    @Test func existingDatabasesAreOpenedAtOpenAndSharedByConcurrentReaders() throws {
+        try withEnv { env, path in
+            try env.write { txn in
+                for i in 0..<24 {
+                    let db = try txn.openDatabase("d\(i)", duplicates: i % 2 == 1)!
+                    try txn.put(db, key: Array("k".utf8), value: Array("v\(i)".utf8))
+                }
+            }
+            let reopened = try Environment(path: path)
+            #expect((0..<24).allSatisfy { reopened.handles["d\($0)"] != nil })
+            DispatchQueue.concurrentPerform(iterations: 48) { n in
+                let i = n % 24
+                let value = try? reopened.read { txn in try txn.get(txn.openDatabase("d\(i)", create: false)!, key: Array("k".utf8)) }
+                #expect(value == Array("v\(i)".utf8))
+            }
+        }
+    }
+
     @Test func writeCommitsAndThrowAborts() throws {
         try withEnv { env, _ throws in
             let db = try env.write { try $0.openDatabase("d")! }
