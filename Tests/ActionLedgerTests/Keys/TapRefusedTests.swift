@@ -63,9 +63,9 @@ import Testing
     /// A proof is used once, refused or not: an approve signed before its review is refused
     /// and recorded, and whoever submits it again later (the device's queue, or anyone who
     /// read it in the log) gets that refusal back, though the review has come since.
-    @Test func aRecordedRefusalSpendsItsProof() throws {
-        let (t, phone, approve, proof) = try Self.approvedBeforeItsReview()
-        #expect(try Self.head(t) == 4)
+    /// `cmd-early` is registered to the refusal at seq 4; once the review is in, the same
+    /// signed approve under it gets that refusal back and appends nothing.
+    static func expectSpent(_ t: TempLedger, _ phone: TestDeviceKey, _ approve: Command, _ proof: ProofInput) throws {
         #expect(try t.ledger.read { try $0.command("cmd-early") }.map { [$0.first, UInt64($0.count)] } == [4, 1])
         try t.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone)
         let e = try requireLedgerError(.tapsRequired) {
@@ -73,6 +73,12 @@ import Testing
         }
         #expect(e.details["recorded_seq"] == 4 && e.message.contains("spent"))
         #expect(try Self.head(t) == 5)
+    }
+
+    @Test func aRecordedRefusalSpendsItsProof() throws {
+        let (t, phone, approve, proof) = try Self.approvedBeforeItsReview()
+        #expect(try Self.head(t) == 4)
+        try Self.expectSpent(t, phone, approve, proof)
         #expect(try t.ledger.read { try $0.actionState("a1")?.status } == .pending)
         // Another command under that id is refused as a used id, and writes nothing.
         try requireLedgerError(.invalidInput) {
@@ -131,13 +137,7 @@ import Testing
         let legacy = try Self.legacyStore(of: t)
         #expect(try legacy.ledger.read { try $0.command("cmd-early") } == nil)
         _ = try legacy.migrate()
-        #expect(try legacy.ledger.read { try $0.command("cmd-early") }.map { [$0.first, UInt64($0.count)] } == [4, 1])
-        try legacy.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone)
-        let e = try requireLedgerError(.tapsRequired) {
-            try legacy.ledger.execute(CommandRequest(approve, commandId: "cmd-early", now: t0.adding(milliseconds: 1_000), proof: proof))
-        }
-        #expect(e.details["recorded_seq"] == 4 && e.message.contains("spent"))
-        #expect(try Self.head(legacy) == 5)
+        try Self.expectSpent(legacy, phone, approve, proof)
         _ = try legacy.ledger.verify(VerifyOptions(deep: true))
         // At layout 4 a refusal without its entry is a missing index entry.
         try legacy.ledger.environment.write { txn in _ = try LogDatabases.open(txn)!.commands.delete(txn, key: Array("cmd-early".utf8)) }
