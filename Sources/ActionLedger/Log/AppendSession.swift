@@ -226,10 +226,8 @@ final class AppendSession {
 
     /// Records that `commandId` appended `count` events from `first`.
     func recordCommand(_ commandId: String, first: UInt64, count: Int) throws {
-        var v = Keys.u64(first)
-        withUnsafeBytes(of: UInt32(count).bigEndian) { v.append(contentsOf: $0) }
         writes += 1
-        try dbs.commands.put(txn, key: commandId.utf8, value: v, flags: .noOverwrite)
+        try dbs.commands.put(txn, key: commandId.utf8, value: LogReader.commandRecord(first: first, count: count), flags: .noOverwrite)
     }
 
     /// Indexes the command id of an event appended verbatim: a command's events are
@@ -242,9 +240,7 @@ final class AppendSession {
             throw LedgerError(.invalidInput, "seq \(seq): command id \(commandId) already produced seqs \(first)…"
                 + "\(first + UInt64(count) - 1); one command's events are consecutive", details: ["seq": .number(Double(seq))])
         }
-        var v = Keys.u64(first)
-        withUnsafeBytes(of: UInt32(count + 1).bigEndian) { v.append(contentsOf: $0) }
-        try dbs.commands.put(txn, key: commandId.utf8, value: v)
+        try dbs.commands.put(txn, key: commandId.utf8, value: LogReader.commandRecord(first: first, count: count + 1))
     }
 
     /// Writes the head: called once, just before commit (then the writer folds the

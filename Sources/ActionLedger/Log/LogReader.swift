@@ -281,6 +281,14 @@ public struct LogReader {
             return (Keys.readU64(b), Int(UInt32(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self))))
         }
     }
+
+    /// A `commands` value, as ``command(_:)`` reads it: the first seq (8 bytes BE), then
+    /// how many events the command appended (4 bytes BE).
+    static func commandRecord(first: UInt64, count: Int) -> [UInt8] {
+        var v = Keys.u64(first)
+        withUnsafeBytes(of: UInt32(count).bigEndian) { v.append(contentsOf: $0) }
+        return v
+    }
 }
 
 enum MetaKey {

@@ -48,9 +48,7 @@ enum MetaLayout {
         // cannot be submitted again. An id a later command already took stays that
         // command's (`audit replay` reports it: `refusal.replayed`).
         for (commandId, seq) in refusals where try reader.command(commandId) == nil {
-            var v = Keys.u64(seq)
-            withUnsafeBytes(of: UInt32(1).bigEndian) { v.append(contentsOf: $0) }
-            try dbs.commands.put(txn, key: commandId.utf8, value: v, flags: .noOverwrite)
+            try dbs.commands.put(txn, key: commandId.utf8, value: LogReader.commandRecord(first: seq, count: 1), flags: .noOverwrite)
         }
         for (org, seq) in policies { try dbs.meta.put(txn, key: MetaKey.policy(org: org), value: Keys.u64(seq)) }
         for (person, org) in people where try reader.personOrg(person) == nil {

@@ -47,12 +47,12 @@ public struct ProjectionSnapshot {
         return store
     }
 
-    /// `actionId`'s proposal as its events are described (read once per snapshot).
     /// The org `person` belongs to (a person belongs to one), as the log's index has it.
     public func personOrg(_ person: String) throws -> String? {
         try LogReader(txn: txn, dbs: dbs).personOrg(person)
     }
 
+    /// `actionId`'s proposal as its events are described (read once per snapshot).
     func describe(_ actionId: String) throws -> ActionInfo {
         if let known = cache.actions[actionId] { return known }
         let info = try LogReader(txn: txn, dbs: dbs).actionInfo(actionId)

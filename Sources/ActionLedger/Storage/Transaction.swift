@@ -51,16 +51,15 @@ public final class Transaction {
         // directly: two mdb_dbi_open at once (a server's first requests and its writer's fold)
         // cross-wired handles, one projection's entries landing in another's database. One at a
         // time, per environment; the environment's open already opened every database there was.
-        let rc = environment.handles.openingLock.withLock {
-            if environment.handles[name] != nil { return Int32(-1) }  // published meanwhile
-            return mdb_dbi_open(txn, name, flags, &dbi)
+        return try environment.handles.openingLock.withLock {
+            if let published = environment.handles[name] { return published }  // by a transaction just committed
+            let rc = mdb_dbi_open(txn, name, flags, &dbi)
+            if rc == LMDBError.notFound { return nil }
+            try check(rc, "mdb_dbi_open(\(name))")
+            let db = Database(dbi: dbi, name: name)
+            openedHandles.append(db)
+            return db
         }
-        if rc == -1, let cached = environment.handles[name] { return cached }
-        if rc == LMDBError.notFound { return nil }
-        try check(rc, "mdb_dbi_open(\(name))")
-        let db = Database(dbi: dbi, name: name)
-        openedHandles.append(db)
-        return db
     }
 
     /// Lends the value stored under `key` to `body`, zero-copy; nil when absent.

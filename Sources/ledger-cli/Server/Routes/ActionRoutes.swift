@@ -24,7 +24,7 @@ extension LedgerServer {
                 let who = try context.require(.device)
                 let id = try context.pathId("id")
                 // An unknown action is named before the body is judged: a retry learns the real problem.
-                let state = try self.action(id, visibleTo: nil, org: who.org)
+                _ = try self.action(id, visibleTo: nil, org: who.org)
                 // Each step's own fields (openapi: TapBody, DismissBody, EditBody, HoldBody): another
                 // step's field is refused, not ignored (an edit posted to /review records no review).
                 let own: [String] = switch step {
@@ -97,9 +97,7 @@ extension LedgerServer {
             // command that registered nothing, in a file an older build wrote) is not this one's.
             if let stored = try sessions.response(commandId: request.commandId, now: request.now),
                stored.status >= 400, stored.body["recorded_seq"] == e.details["recorded_seq"] {
-                return Response(status: .init(code: stored.status),
-                                headers: [.contentType: "application/problem+json", .idempotentReplayed: "true", .cacheControl: "no-store"],
-                                body: .init(byteBuffer: ByteBuffer(string: stored.body.serialized())))
+                return Self.replayed(stored)
             }
             let problem = Problem(e)
             let id = request.commandId, now = request.now
@@ -109,9 +107,7 @@ extension LedgerServer {
             throw problem
         }
         if result.replayed, let stored = try sessions.response(commandId: request.commandId, now: request.now) {
-            var headers: HTTPFields = [.idempotentReplayed: "true"]
-            if let etag = stored.etag { headers[.eTag] = etag }
-            return LedgerServer.json(stored.body, status: .init(code: stored.status), headers: headers)
+            return Self.replayed(stored)
         }
         if !result.replayed && !result.events.isEmpty { metrics.commits.increment() }
         let policy = try ledger.read { r in try result.action.map { try r.policy(org: $0.org) } ?? r.policy() }
@@ -174,10 +170,17 @@ extension LedgerServer {
                   isOwn(first.event) else { return nil }
             return try sessions.response(commandId: key, now: now)
         }
-        guard let stored else { return nil }
-        var headers: HTTPFields = [.idempotentReplayed: "true"]
+        return stored.map(Self.replayed)
+    }
+
+    /// A kept response answered again, byte for byte, with `Idempotent-Replayed: true`: a
+    /// problem document as one, anything else as JSON.
+    static func replayed(_ stored: SessionStore.StoredResponse) -> Response {
+        var headers: HTTPFields = [.idempotentReplayed: "true", .cacheControl: "no-store",
+                                   .contentType: stored.status >= 400 ? "application/problem+json" : "application/json"]
         if let etag = stored.etag { headers[.eTag] = etag }
-        return LedgerServer.json(stored.body, status: .init(code: stored.status), headers: headers)
+        return Response(status: .init(code: stored.status), headers: headers,
+                        body: .init(byteBuffer: ByteBuffer(string: stored.body.serialized())))
     }
 
     static func idempotencyKey(_ request: Request) throws -> String? {
