@@ -35,6 +35,10 @@ public final class LedgerServer: Sendable {
         public var trustedProxies: [String] = []
         /// Web-companion origins allowed by CORS (e.g. `https://app.example.com`).
         public var corsOrigins: Set<String> = []
+        /// A connection with no request under way (idle between requests, or stalled part-way
+        /// through sending one) is closed after this long; a response being written, a live
+        /// stream included, is never cut by it.
+        public var idleTimeout: Duration = .seconds(60)
         /// Device sessions' lifetime.
         public var sessionLifetime: Int64 = 30 * Timestamp.day
         /// How long a command's first response is kept for `Idempotency-Key` replays (ms); a
@@ -91,7 +95,8 @@ public final class LedgerServer: Sendable {
 
     /// The routes, with problem documents for every refusal and the caller's identity in the context.
     public func router() -> Router<APIContext> {
-        let router = Router(context: APIContext.self)
+        // Every GET route answers HEAD as well (RFC 9110 §9.3.2: a general-purpose server must).
+        let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         // CORS outside the problem documents, so refusals carry its headers too.
         router.add(middleware: CORSMiddleware(origins: configuration.corsOrigins))
@@ -122,6 +127,7 @@ public final class LedgerServer: Sendable {
     public func application(onListening: @escaping @Sendable (Int) -> Void = { _ in }) -> some ApplicationProtocol {
         var app = Application(
             router: router(),
+            server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ledger"),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? 0) },
             logger: logger)

@@ -72,6 +72,13 @@ struct Problem: HTTPResponseError {
 /// names no internals.
 struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let response = try await problems(request, context: context, next: next)
+        // HEAD answers what GET would, headers only: a refusal's problem document too (a body
+        // after a HEAD answer would be read as the start of the connection's next response).
+        return request.method == .head ? response.createHeadResponse() : response
+    }
+
+    private func problems(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let p as Problem {
@@ -119,10 +126,11 @@ enum RouteTable {
         ("/v1/sessions/challenge", "POST"), ("/v1/sessions", "POST"), ("/v1/sessions/sign-out-others", "POST"),
     ].map { ($0.0.split(separator: "/"), $0.1) }
 
+    /// The methods `path` answers (a GET route answers HEAD too), for a 405's `Allow`.
     static func methods(for path: String) -> String? {
         let parts = path.split(separator: "/")
         return routes.first { r in
             r.pattern.count == parts.count && zip(r.pattern, parts).allSatisfy { $0 == "*" || $0 == $1 }
-        }?.methods
+        }.map { $0.methods.replacingOccurrences(of: "GET", with: "GET, HEAD") }
     }
 }

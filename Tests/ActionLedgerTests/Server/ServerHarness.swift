@@ -22,7 +22,8 @@ final class ServerHarness: @unchecked Sendable {
     /// - parameter clock: the server's clock (the system's by default; a test moves its own).
     /// - parameter addressLimit: calls without a token per client address (per second, burst).
     init(keyedLaptop: TestDeviceKey? = nil, rateLimit: (rate: Double, burst: Double) = (1000, 1000), addressLimit: (rate: Double, burst: Double) = (1000, 1000),
-         trustedProxies: [String] = [], clock: @escaping @Sendable () -> Timestamp = { ServerHarness.systemNow() }) throws {
+         trustedProxies: [String] = [], idleTimeout: Duration = .seconds(60),
+         clock: @escaping @Sendable () -> Timestamp = { ServerHarness.systemNow() }) throws {
         temp = try TempLedger()
         let l = temp.ledger!
         let now = Self.systemNow()
@@ -54,6 +55,7 @@ final class ServerHarness: @unchecked Sendable {
         (configuration.addressRateLimit, configuration.addressRateBurst) = addressLimit
         configuration.trustedProxies = trustedProxies
         configuration.corsOrigins = ["https://app.example.com"]
+        configuration.idleTimeout = idleTimeout
         server = try LedgerServer(ledger: l, storePath: temp.path, configuration: configuration)
     }
 

@@ -173,6 +173,17 @@ extension LedgerServer {
         return stored.map(Self.replayed)
     }
 
+    /// Refuses a request whose Idempotency-Key another command already used (one that
+    /// ``keptReplay(_:isOwn:)`` did not answer), before the request spends anything single
+    /// use: a pairing code or a challenge would otherwise be gone for a refusal that says
+    /// nothing of it (the engine refuses such an id whatever the command).
+    func requireUnusedKey(_ key: String?) async throws {
+        guard let key else { return }
+        let ledger = ledger
+        guard try await Blocking.run({ try ledger.read { try $0.command(key) } }) != nil else { return }
+        throw LedgerError(.invalidInput, "Idempotency-Key \(key) was already used by another command", details: ["field": "Idempotency-Key"])
+    }
+
     /// A kept response answered again, byte for byte, with `Idempotent-Replayed: true`: a
     /// problem document as one, anything else as JSON.
     static func replayed(_ stored: SessionStore.StoredResponse) -> Response {

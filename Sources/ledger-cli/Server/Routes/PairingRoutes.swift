@@ -103,6 +103,7 @@ extension LedgerServer {
                 guard case .deviceLinked(let d) = e.payload, d.key?.introducer == introducer else { return false }
                 return pending.map { $0 == d.device } ?? true  // a pairing still open for another device is not it
             }) { return replay }
+            try await self.requireUnusedKey(idempotency)
             let now = try self.now()
             guard self.pairings.withLock({ p in p[code].map { now < $0.expiresAt && $0.device != nil && $0.introducer == who.device } ?? false }) else {
                 throw Problem.unauthorized("no pairing \(code) waits for this device's approval")

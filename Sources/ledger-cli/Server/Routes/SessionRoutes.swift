@@ -87,6 +87,7 @@ extension LedgerServer {
                 if case .deviceRevoked(let d) = e.payload { return d.device == target && e.actor == person }
                 return false
             }) { return replay }
+            try await self.requireUnusedKey(key)
             let (signer, state) = try self.verifyChallenge(f, purpose: .revoke(target))
             guard signer == who.device else { throw Problem.forbidden("the challenge was signed by another device than the caller") }
             guard state.key?.protection == .userVerification else {

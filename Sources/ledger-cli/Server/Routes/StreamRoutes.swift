@@ -75,17 +75,20 @@ extension LedgerServer {
     /// Server-Sent Events: the catch-up from `from`, then every new event as the hub tails
     /// the log, heartbeats between; ends when the identity is revoked or the server stops.
     private func eventStream(_ who: Identity, from: UInt64) async throws -> Response {
-        // Subscribed before the catch-up is read: nothing appended in between is missed
-        // (what both deliver is sent once, by seq).
-        let live = hub.subscribe(who)
-        if let device = who.device {
-            let sessions = sessions, now = try now()
-            try await Blocking.run { try sessions.markConnected(device: device, at: now) }
-        }
         let ledger = ledger, hub = hub, agents = hub.agents, authenticator = authenticator, clock = configuration.clock
+        let sessions = sessions, now = try now()
+        // Subscribed and marked connected only once the body is written, so a HEAD (whose
+        // body is dropped) leaves no subscriber behind.
         return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store",
                                                .init("X-Accel-Buffering")!: "no"],
                         body: ResponseBody { writer in
+                            // Subscribed before the catch-up is read: nothing appended in between is
+                            // missed (what both deliver is sent once, by seq).
+                            let live = hub.subscribe(who)
+                            defer { hub.end(live.id) }
+                            if let device = who.device {
+                                try await Blocking.run { try sessions.markConnected(device: device, at: now) }
+                            }
                             try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
                             var last = from - 1
                             let head = try ledger.read { try $0.head().seq }

@@ -1,0 +1,118 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import ActionLedger
+@testable import LedgerServer
+
+/// What the server does with connections themselves: HEAD answered as GET without a body,
+/// and connections that hold the server with nothing under way closed after the idle timeout.
+@Suite struct ConnectionTests {
+    @Test func headAnswersWhatGetWouldWithoutABody() async throws {
+        let h = try ServerHarness()
+        try await h.test { client in
+            let get = try await client.call(.get, "/v1/today", token: h.laptop)
+            let head = try await client.call(.head, "/v1/today", token: h.laptop)
+            #expect(head.status == .ok && head.body.readableBytes == 0)
+            #expect(head.headers[.contentType] == get.headers[.contentType] && head.headers[.cacheControl] == "no-store")
+            // A refusal too: its status and headers, no problem document after them.
+            let refused = try await client.call(.head, "/v1/today")
+            #expect(refused.status == .unauthorized && refused.body.readableBytes == 0)
+            #expect(refused.headers[.contentType] == "application/problem+json")
+            // 405's Allow names HEAD beside GET; a POST route does not answer HEAD.
+            let post = try await client.call(.head, "/v1/actions", token: h.specialist)
+            #expect(post.status == .methodNotAllowed && post.headers[.allow] == "POST")
+            #expect(try await client.call(.put, "/v1/today", token: h.laptop).headers[.allow] == "GET, HEAD")
+            // HEAD on the live stream opens none; the same connection still answers GET after it.
+            let stream = try await client.call(.head, "/v1/events", token: h.laptop)
+            #expect(stream.status == .ok && stream.headers[.contentType] == "text/event-stream" && stream.body.readableBytes == 0)
+            #expect(h.server.hub.openStreams == 0)
+            let after = try await client.call(.get, "/v1/today", token: h.laptop)
+            #expect(after.status == .ok && after.json["items"] == get.json["items"])
+        }
+    }
+
+    @Test func anIdleOrStalledConnectionIsClosedButALiveStreamIsNot() async throws {
+        let h = try ServerHarness(idleTimeout: .milliseconds(400))
+        try await h.test { client in
+            let port = client.port!
+            // Part of a request's head, then nothing: closed, no answer.
+            let stalled = try RawConnection(port: port)
+            try stalled.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
+            #expect(try stalled.readUntilClosed(within: 3).isEmpty)
+            // A whole request answered, then idle: closed after the answer.
+            let idle = try RawConnection(port: port)
+            try idle.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            #expect(try idle.readUntilClosed(within: 3).hasPrefix("HTTP/1.1 200"))
+            // A live stream outlives the timeout: an event appended after it still arrives.
+            let live = try RawConnection(port: port)
+            try live.send("GET /v1/events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(h.laptop)\r\n\r\n")
+            try await Task.sleep(for: .milliseconds(1_200))
+            try h.ledger.run(.propose(proposal("after-idle")), now: ServerHarness.systemNow())
+            let seen = try live.read(until: "after-idle", within: 5)
+            #expect(seen.contains("after-idle"), "\(seen)")
+        }
+    }
+}
+
+/// A plain TCP connection to the loopback server, for what an HTTP client library hides.
+final class RawConnection {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else { throw LedgerError(.invalidInput, "connect: errno \(errno)") }
+        // Reads wake every 100 ms so a deadline is kept.
+        var tv = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        guard Glibc.send(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else {
+            throw LedgerError(.invalidInput, "send: errno \(errno)")
+        }
+    }
+
+    /// Everything read until the server closes the connection; throws if it is still open
+    /// after `seconds`.
+    func readUntilClosed(within seconds: Double) throws -> String {
+        var out: [UInt8] = []
+        let deadline = Date().addingTimeInterval(seconds)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while Date() < deadline {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n == 0 { return String(decoding: out, as: UTF8.self) }
+            if n > 0 { out += buffer[0..<n] }
+        }
+        throw LedgerError(.invalidInput, "still open after \(seconds) s; read \(String(decoding: out, as: UTF8.self))")
+    }
+
+    /// What was read once `marker` appears, or when the connection closes or `seconds` pass.
+    func read(until marker: String, within seconds: Double) throws -> String {
+        var out: [UInt8] = []
+        let deadline = Date().addingTimeInterval(seconds)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while Date() < deadline {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n == 0 { break }
+            if n > 0 {
+                out += buffer[0..<n]
+                if String(decoding: out, as: UTF8.self).contains(marker) { break }
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+@testable import ActionLedger
+@testable import LedgerServer
+
+/// An Idempotency-Key another command already used is refused before anything single use
+/// is spent: the pairing code and the revocation challenge still work under a fresh key.
+@Suite struct UsedKeyTests {
+    @Test func aPairingApprovalUnderAUsedKeyKeepsItsCode() async throws {
+        let laptopKey = TestDeviceKey(), newKey = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: laptopKey)
+        let laptopPem = laptopKey.pem, newPublic = Data(newKey.spki).base64EncodedString()
+        try h.ledger.run(.propose(proposal("used-key")), now: ServerHarness.systemNow(), commandId: "cmd-taken")
+        try await h.test { client in
+            let opened = try await client.call(.post, "/v1/devices/pairing", token: h.laptop)
+            guard case .string(let code)? = opened.json["code"] else { Issue.record("no code: \(opened.text)"); return }
+            let posted = try await client.call(.post, "/v1/devices", json: """
+                {"code": "\(code)", "device": "iphone-2", "label": "New iPhone", "platform": "ios",
+                 "public_key": "\(newPublic)", "key_protection": "user-verification"}
+                """)
+            guard case .string(let hex)? = posted.json["statement_hex"], let statement = Hex.decode(hex) else { Issue.record("no statement"); return }
+            let body = #"{"signature": "\#(Data(try P256Signature.sign(statement, pemPrivateKey: laptopPem).signature).base64EncodedString())"}"#
+            let reused = try await client.call(.post, "/v1/devices/pairing/\(code)/approve", token: h.laptop, json: body,
+                                               headers: [.idempotencyKey: "cmd-taken"])
+            #expect(reused.status == .badRequest && reused.code == "invalid_input", "\(reused.text)")
+            #expect(try h.ledger.read { try $0.deviceState("iphone-2") } == nil)
+            let linked = try await client.call(.post, "/v1/devices/pairing/\(code)/approve", token: h.laptop, json: body,
+                                               headers: [.idempotencyKey: "cmd-fresh"])
+            #expect(linked.status == .created, "\(linked.text)")
+            #expect(try h.ledger.read { try $0.deviceState("iphone-2")?.person } == "quinn")
+        }
+    }
+
+    @Test func aRevocationUnderAUsedKeyKeepsItsChallenge() async throws {
+        let key = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: key)
+        let pem = key.pem
+        try h.ledger.run(.propose(proposal("used-key")), now: ServerHarness.systemNow(), commandId: "cmd-taken")
+        try await h.test { client in
+            let body = try await SessionTests.signedChallenge(client, "laptop-1", pem, purpose: "revoke", target: "phone-1")
+            let reused = try await client.call(.post, "/v1/devices/phone-1/revoke", token: h.laptop, json: body,
+                                               headers: [.idempotencyKey: "cmd-taken"])
+            #expect(reused.status == .badRequest && reused.code == "invalid_input", "\(reused.text)")
+            #expect(try h.ledger.read { try $0.deviceState("phone-1")?.revokedAt } == nil)
+            let revoked = try await client.call(.post, "/v1/devices/phone-1/revoke", token: h.laptop, json: body,
+                                                headers: [.idempotencyKey: "cmd-fresh"])
+            #expect(revoked.status == .ok, "\(revoked.text)")
+        }
+    }
+}
