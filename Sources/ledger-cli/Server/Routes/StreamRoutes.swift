@@ -53,7 +53,7 @@ extension LedgerServer {
             if request.headers[.accept]?.contains("application/x-ndjson") == true {
                 return self.catchUp(who, from: from ?? 1, to: head)
             }
-            return try await self.eventStream(who, from: from ?? head + 1)
+            return try await self.eventStream(who, from: from ?? head + 1, headOnly: request.method == .head)
         }
     }
 
@@ -74,21 +74,20 @@ extension LedgerServer {
 
     /// Server-Sent Events: the catch-up from `from`, then every new event as the hub tails
     /// the log, heartbeats between; ends when the identity is revoked or the server stops.
-    private func eventStream(_ who: Identity, from: UInt64) async throws -> Response {
+    private func eventStream(_ who: Identity, from: UInt64, headOnly: Bool) async throws -> Response {
+        let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store", .init("X-Accel-Buffering")!: "no"]
+        // A HEAD gets the headers only: no subscription (its body would never drain one).
+        if headOnly { return Response(status: .ok, headers: headers) }
+        // Subscribed before the catch-up is read: nothing appended in between is missed
+        // (what both deliver is sent once, by seq). Connected once the headers go out.
+        let live = hub.subscribe(who)
+        if let device = who.device {
+            let sessions = sessions, now = try now()
+            try await Blocking.run { try sessions.markConnected(device: device, at: now) }
+        }
         let ledger = ledger, hub = hub, agents = hub.agents, authenticator = authenticator, clock = configuration.clock
-        let sessions = sessions, now = try now()
-        // Subscribed and marked connected only once the body is written, so a HEAD (whose
-        // body is dropped) leaves no subscriber behind.
-        return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store",
-                                               .init("X-Accel-Buffering")!: "no"],
+        return Response(status: .ok, headers: headers,
                         body: ResponseBody { writer in
-                            // Subscribed before the catch-up is read: nothing appended in between is
-                            // missed (what both deliver is sent once, by seq).
-                            let live = hub.subscribe(who)
-                            defer { hub.end(live.id) }
-                            if let device = who.device {
-                                try await Blocking.run { try sessions.markConnected(device: device, at: now) }
-                            }
                             try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
                             var last = from - 1
                             let head = try ledger.read { try $0.head().seq }
