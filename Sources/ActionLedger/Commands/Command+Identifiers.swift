@@ -10,8 +10,11 @@ extension Command {
         if let id = actionId { named.append(("action_id", id)) }
         switch self {
         case .tap(_, _, let device, _, _), .dismiss(_, let device, _), .edit(_, let device, _), .hold(_, let device, _),
-             .revokeDevice(let device, _), .rotateDeviceKey(let device, _):
+             .rotateDeviceKey(let device, _):
             named.append(("device", device))
+        case .revokeDevice(let device, _, let by):
+            named.append(("device", device))
+            if let by { named.append(("by", by)) }
         case .linkDevice(let device, let person, let org, _, _), .linkKeyedDevice(let device, let person, let org, _, _, _, _):
             named += [("device", device), ("person", person)]
             if !org.isEmpty { named.append(("org", org)) }  // empty: the person's org, found by the engine

@@ -243,7 +243,7 @@ enum CommandHandler {
                                    storeId: try reader.storeId())
             try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil, .recoveryKeySet(s))
 
-        case .revokeDevice(let deviceId, let reason):
+        case .revokeDevice(let deviceId, let reason, let by):
             guard let d = try reader.deviceState(deviceId) else {
                 throw LedgerError(.unknownDevice, "device \(deviceId) is not linked", details: ["device": .string(deviceId)])
             }
@@ -251,7 +251,8 @@ enum CommandHandler {
                 throw LedgerError(.deviceRevoked, "device \(deviceId) was already revoked at \(at.iso8601)",
                                   details: ["device": .string(deviceId), "revoked_at": .string(at.iso8601)])
             }
-            try append(actor: request.actor, device: nil, org: d.org, person: d.person, actionId: nil,
+            if let by { try DeviceLinking.checkRevoker(by, try reader.deviceState(by), of: d, actor: request.actor) }
+            try append(actor: request.actor, device: by, org: d.org, person: d.person, actionId: nil,
                        .deviceRevoked(DeviceRevocation(device: deviceId, reason: reason)))
 
         case .rotateDeviceKey(let deviceId, let key):

@@ -19,8 +19,8 @@ enum CommandReplay {
         case .linkDevice(let device, let person, _, _, _), .linkKeyedDevice(let device, let person, _, _, _, _, _):
             if case .deviceLinked(let d) = first.payload { return d.device == device && first.person == person }
             return false
-        case .revokeDevice(let device, _):
-            if case .deviceRevoked(let d) = first.payload { return d.device == device }
+        case .revokeDevice(let device, _, let by):
+            if case .deviceRevoked(let d) = first.payload { return d.device == device && first.device == by }
             return false
         case .rotateDeviceKey(let device, let key):
             if case .deviceKeyRotated(let k) = first.payload { return k.device == device && k.key == key }

@@ -115,6 +115,24 @@ enum DeviceLinking {
             + "recovery key: no keyed device can be linked for her (the operator cannot vouch for a key after her first); "
             + "unkeyed devices can still be linked", details: details)
     }
+
+    /// The device a person revoked one of hers from (`by`, recorded as the revocation's
+    /// `device`): linked, not revoked, hers, and she is the actor. The engine checks it when
+    /// it records the revocation and decision replay when it reads one.
+    static func checkRevoker(_ by: String, _ revoker: DeviceState?, of target: DeviceState, actor: String) throws {
+        guard let revoker else {
+            throw LedgerError(.unknownDevice, "device \(by), named as the one the revocation was made from, is not linked",
+                              details: ["device": .string(by)])
+        }
+        if let at = revoker.revokedAt {
+            throw LedgerError(.deviceRevoked, "device \(by) was revoked at \(at.iso8601): no revocation can be made from it",
+                              details: ["device": .string(by), "revoked_at": .string(at.iso8601)])
+        }
+        guard revoker.person == target.person, revoker.org == target.org, actor == target.person else {
+            throw LedgerError(.deviceNotOwned, "a revocation of \(target.device) made from \(by) must be its own person's, from her device",
+                              details: ["device": .string(by)])
+        }
+    }
 }
 
 extension DeviceKey {

@@ -4,6 +4,11 @@ extension DecisionReplay {
     /// replay": `device.link`, `device.revoke`, `device.rotate`).
     mutating func applyDevice(_ event: Event, reader: LogReader, judge: Bool,
                               _ fail: (String, String, LedgerError.Code?) -> Mismatch) throws {
+        // Only a revocation is made from a device (the person's own); links, rotations and
+        // recovery keys are recorded by the operator, their signatures in the payload.
+        if judge, event.device != nil, event.type != .deviceRevoked {
+            throw fail("device.event", "a \(event.type.name) names a device (\(event.device!)); the engine records none", nil)
+        }
         switch event.payload {
         case .deviceLinked(let d):
             if judge {
@@ -33,6 +38,12 @@ extension DecisionReplay {
                 if event.person != state.person || event.org != state.org {
                     throw fail("device.revoke", "the revocation names \(event.person)/\(event.org), the device is "
                         + "\(state.person)/\(state.org)", nil)
+                }
+                // Made from one of her devices: as the engine checks it, with the devices as they stood.
+                if let by = event.device {
+                    do { try DeviceLinking.checkRevoker(by, devices[by], of: state, actor: event.actor) } catch let e as LedgerError {
+                        throw fail("device.revoke", e.message, e.code)
+                    }
                 }
             }
             state.revokedAt = event.at

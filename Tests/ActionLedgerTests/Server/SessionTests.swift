@@ -74,6 +74,9 @@ import Testing
             let revoked = try await client.call(.post, "/v1/devices/phone-1/revoke", token: h.laptop, json: again)
             #expect(revoked.status == .ok)
             #expect(try h.ledger.read { try $0.deviceState("phone-1")?.revokedAt } != nil)
+            // The audit shows which device she revoked it from: the one whose key signed the challenge.
+            let recorded = try h.ledger.read { r in try r.event(try r.head().seq)?.event }
+            #expect(recorded?.type == .deviceRevoked && recorded?.device == "laptop-1" && recorded?.actor == "quinn")
             #expect(try await client.call(.get, "/v1/today", token: h.phone).code == "device_revoked")
         }
     }

@@ -77,14 +77,14 @@ extension LedgerServer {
             let who = try context.require(.device)
             let target = try context.pathId("id")
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["challenge_id", "signature", "reason"])
-            // The challenge is single use: a replay of this person's revocation is answered
+            // The challenge is single use: a replay of this device's revocation is answered
             // first, one request per key at a time.
             let key = try LedgerServer.idempotencyKey(request)
             if let key { await self.commandGate.enter(key) }
             defer { if let key { self.commandGate.leave(key) } }
-            let person = who.person
+            let revoker = who.device
             if let replay = try await self.keptReplay(request, isOwn: { e in
-                if case .deviceRevoked(let d) = e.payload { return d.device == target && e.actor == person }
+                if case .deviceRevoked(let d) = e.payload { return d.device == target && e.device == revoker }
                 return false
             }) { return replay }
             try await self.requireUnusedKey(key)
@@ -101,7 +101,8 @@ extension LedgerServer {
                 throw LedgerError(.deviceNotOwned, "device \(target) belongs to another person", details: ["device": .string(target)])
             }
             let commandId = key ?? CommandRequest.newCommandId()
-            let command = Command.revokeDevice(device: target, reason: try f.string("reason") ?? "")
+            // Recorded as made from the device whose user-verified key signed the challenge.
+            let command = Command.revokeDevice(device: target, reason: try f.string("reason") ?? "", by: signer)
             let response = try await self.run(CommandRequest(command, commandId: commandId, now: try self.now(), actor: who.person!),
                                               gated: key != nil)
             let sessions = self.sessions, now = try self.now()
