@@ -31,11 +31,13 @@ public struct ProofSummary: Sendable, Equatable {
 }
 
 extension Event {
-    /// The proof of a tap, dismissal, edit or hold; nil for events no device makes.
+    /// The proof of a tap, dismissal, edit or hold, or of the step a `tap.refused` refused;
+    /// nil for events no device makes.
     public var proofSummary: ProofSummary? {
         guard let level = payload.proofLevel else { return nil }
-        return ProofSummary(level: level, keyFingerprint: payload.proof?.keyFingerprint,
-                            userVerificationBasis: payload.proof?.userVerificationBasis)
+        var proof = payload.proof
+        if case .tapRefused(let r) = payload { proof = r.proof }
+        return ProofSummary(level: level, keyFingerprint: proof?.keyFingerprint, userVerificationBasis: proof?.userVerificationBasis)
     }
 }
 

@@ -75,11 +75,14 @@ extension ProofLevel {
 }
 
 extension Payload {
-    /// The proof level a recorded tap, dismissal, edit or hold rests on; nil for other events.
+    /// The proof level a recorded tap, dismissal, edit or hold rests on, or the refused
+    /// step's of a recorded refusal (always signed: only authenticated refusals are
+    /// recorded); nil for other events.
     public var proofLevel: ProofLevel? {
         switch self {
         case .reviewed, .confirmed, .dismissed, .held, .edited: .of(proof, userVerified: false)
         case .approved(let a): .of(a.proof, userVerified: a.userVerified)
+        case .tapRefused(let r): r.proof.level
         default: nil
         }
     }

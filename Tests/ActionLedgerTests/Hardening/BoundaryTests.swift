@@ -41,6 +41,12 @@ import Testing
         let e = expectLedgerError(.unknownAction) { try l.run(.tap(.approve, actionId: "a1", device: "evil-phone")) }
         #expect(e?.message == "no action a1")
         #expect(try l.read { try $0.actionState("a1")?.status } == .pending)
+        // Revoked, it still learns nothing (policy.md §3: `device.org` before `device.revoked`).
+        try l.run(.revokeDevice(device: "evil-phone", reason: "gone"))
+        let head = try l.read { try $0.head().seq }
+        let revoked = expectLedgerError(.unknownAction) { try l.run(.tap(.review, actionId: "a1", device: "evil-phone")) }
+        #expect(revoked?.message == "no action a1" && revoked?.details["revoked_at"] == nil)
+        #expect(try l.read { try $0.head().seq } == head)
     }
 
     @Test func aPolicyGovernsItsOwnOrgOnly() throws {

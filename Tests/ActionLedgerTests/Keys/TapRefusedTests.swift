@@ -32,6 +32,8 @@ import Testing
         let event = try t.ledger.read { try $0.event(5)!.event }
         guard case .tapRefused(let r) = event.payload else { Issue.record("not recorded: \(event.type)"); return }
         #expect(r.code == "device_revoked" && r.step == .review && event.device == "iphone" && event.actionId == "a1")
+        // The audit rows show how the refused attempt was proven, as they do for a counted tap.
+        #expect(event.proofSummary == ProofSummary(level: .signed, keyFingerprint: r.proof.keyFingerprint))
         #expect(r.statement == (try t.ledger.statement(for: .tap(.review, actionId: "a1", device: "iphone"), commandId: "cmd-stolen",
                                                        claimedAt: t0).bytes))
         // Its command id is registered to the refusal, and the action is unchanged.
