@@ -165,17 +165,25 @@ public struct ProjectionRegistry: Sendable {
         try store(for: p, meta: ProjectionMeta(version: p.version, generation: 0, checkpoint: 0), in: txn)
     }
 
+    /// `error` reworded, its details naming the projection (`verify --deep` reports which
+    /// projection a fold of the stored state failed in).
+    private static func naming(_ projection: String, _ error: LedgerError, _ message: String) -> LedgerError {
+        var details = error.details
+        details["projection"] = .string(projection)
+        return LedgerError(error.code, message, details: details)
+    }
+
     /// Applies an event read in place to `store`, refusing one out of order.
     static func apply(_ view: EventView, _ projection: any Projection, _ store: ProjectionStore,
                       decode: () throws -> Event) throws {
         guard view.seq == store.checkpoint + 1 else {
             throw LedgerError(.projectionStale, "projection \(store.name) is at seq \(store.checkpoint); "
-                + "it cannot apply seq \(view.seq)")
+                + "it cannot apply seq \(view.seq)", details: ["projection": .string(store.name)])
         }
         do {
             try projection.apply(view, to: store, decode: decode)
         } catch let error as LedgerError {
-            throw LedgerError(error.code, "projection \(store.name) cannot apply seq \(view.seq): \(error.message)")
+            throw naming(store.name, error, "projection \(store.name) cannot apply seq \(view.seq): \(error.message)")
         }
         store.checkpoint = view.seq
     }
@@ -184,12 +192,12 @@ public struct ProjectionRegistry: Sendable {
     static func apply(_ event: Event, _ projection: any Projection, _ store: ProjectionStore) throws {
         guard event.seq == store.checkpoint + 1 else {
             throw LedgerError(.projectionStale, "projection \(store.name) is at seq \(store.checkpoint); "
-                + "it cannot apply seq \(event.seq)")
+                + "it cannot apply seq \(event.seq)", details: ["projection": .string(store.name)])
         }
         do {
             try projection.apply(event, to: store)
         } catch let error as LedgerError {
-            throw LedgerError(error.code, "projection \(store.name) cannot apply seq \(event.seq): \(error.message)")
+            throw naming(store.name, error, "projection \(store.name) cannot apply seq \(event.seq): \(error.message)")
         }
         store.checkpoint = event.seq
     }

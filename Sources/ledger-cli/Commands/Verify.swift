@@ -88,7 +88,16 @@ struct Verify: LedgerSubcommand {
     /// Each projection against a refold of the log; returns their names when all are equal.
     /// - throws: `integrity_failure` (`problem: projection_mismatch`) naming the first that differs.
     static func compareProjections(_ ledger: Ledger) throws -> [String] {
-        let results = try ledger.rebuild(options: RebuildOptions(verify: true))
+        let results: [RebuildResult]
+        do {
+            results = try ledger.rebuild(options: RebuildOptions(verify: true))
+        } catch let e as LedgerError where e.code == .projectionStale {
+            // The stored state cannot even take the log's tail (a feed entry it needs is gone):
+            // damage to the projection, reported as every other difference is.
+            guard case .string(let name)? = e.details["projection"] else { throw e }
+            throw LedgerError(.integrityFailure, "projection \(name) differs from the log: \(e.message); `ledger rebuild "
+                + "--projection \(name)` rebuilds it from the log", details: ["problem": "projection_mismatch", "projection": .string(name)])
+        }
         if let r = results.first(where: { $0.difference != nil }), let d = r.difference {
             throw LedgerError(.integrityFailure, "projection \(r.projection) differs from a refold of the log: \(d.database) key "
                 + "\(d.json["key_text"].map { $0.serialized() } ?? "") — \(d.note); `ledger rebuild --projection \(r.projection)` "

@@ -119,6 +119,38 @@ import Testing
         #expect(try ledger("verify").status == 0)
     }
 
+    /// A projection so damaged that its stored state cannot take the log's tail (Today's
+    /// feed entries renamed, as a bit-rotted page would hold them) fails `verify --deep` as
+    /// every other difference does: `integrity_failure`, `projection_mismatch`, naming it.
+    @Test func verifyDeepReportsAProjectionThatCannotTakeTheTail() throws {
+        #expect(try ledger("demo").status == 0)
+        let l = try Ledger(path: db)
+        let meta = try l.environment.read { try l.registry.meta("today", in: $0)! }
+        let head = try l.read { try $0.head().seq }
+        #expect(meta.checkpoint < head, "the demo leaves a tail for queries to fold")
+        try l.environment.write { txn in
+            let store = try l.registry.store(for: TodayProjection(), meta: meta, in: txn)!
+            var renamed: [([UInt8], [UInt8])] = []
+            try txn.scan(store.database) { k, v in
+                let key = Array(k)
+                if let i = key.firstIndex(of: UInt8(ascii: "u")), key.count > i + 3, Array(key[i - 1...i + 3]) == Array("quinn".utf8) {
+                    var bent = key
+                    bent[i] ^= 0x08
+                    renamed.append((key, bent + Array(v)))
+                }
+                return true
+            }
+            #expect(!renamed.isEmpty)
+            for (key, _) in renamed { _ = try txn.delete(store.database, key: key) }
+            for (key, both) in renamed { try txn.put(store.database, key: both.prefix(key.count), value: both.dropFirst(key.count)) }
+        }
+        let bad = try ledger("verify", "--deep", "--json")
+        #expect(bad.status == LedgerError.Code.integrityFailure.exitStatus, "\(bad.stdout) \(bad.stderr)")
+        #expect(bad.stdout.contains("projection_mismatch") && bad.stdout.contains("\"projection\":\"today\""), "\(bad.stdout)")
+        #expect(try ledger("rebuild", "--projection", "today").status == 0)
+        #expect(try ledger("verify", "--deep").status == 0)
+    }
+
     /// With `--json`, a replay that finds a mismatch prints one JSON document (its report,
     /// naming the mismatch), the refusal on stderr, and exits `replay_mismatch`.
     @Test func auditReplayJSONIsOneDocumentOnAMismatch() throws {
