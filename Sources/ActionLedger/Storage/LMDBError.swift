@@ -1,4 +1,7 @@
 import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An error reported by LMDB, carrying its return code and `mdb_strerror` text.
 ///
@@ -18,7 +21,13 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
     /// `mdb_strerror(code)`: LMDB's own text, which also covers errno values.
     public var message: String { String(cString: mdb_strerror(code)) }
 
-    public var description: String { "\(operation): \(message) (\(code))" }
+    public var description: String {
+        // liblmdb answers a write that stored only part of its pages with EIO ("short write,
+        // filesystem full?" in mdb.c): say so, or a full disk reads as a failing one.
+        let hint = code == EIO && operation.hasPrefix("mdb_txn_commit")
+            ? "; liblmdb reports a short write this way: the disk may be full or the file-size limit reached" : ""
+        return "\(operation): \(message) (\(code))\(hint)"
+    }
 
     public static let notFound: Int32 = MDB_NOTFOUND
     public static let keyExists: Int32 = MDB_KEYEXIST

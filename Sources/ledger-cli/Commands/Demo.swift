@@ -30,6 +30,7 @@ struct Demo: LedgerSubcommand {
             throw LedgerError(.notEmpty, "\(path) already holds a demo store (\(events) events); use --fresh to "
                 + "replace it, or another --db", details: ["events": .number(Double(events))])
         }
+        AbandonedScratch.remove(beside: path, kind: "building")
         let building = path + ".building-\(getpid())"
         defer {
             try? FileManager.default.removeItem(atPath: building)

@@ -41,6 +41,7 @@ struct Import: LedgerSubcommand {
             // An existing (empty) store: a refusal rolls the one transaction back.
             head = try global.open(write: true).importJSONL(path: file, checkpoint: cp)
         } else {
+            AbandonedScratch.remove(beside: path, kind: "importing")
             let building = path + ".importing-\(getpid())"
             defer {
                 try? FileManager.default.removeItem(atPath: building)

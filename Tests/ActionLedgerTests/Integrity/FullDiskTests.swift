@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// A write that cannot grow the file (a full disk, a file-size limit) is refused whole, says
+/// why in terms an operator can act on, and the store takes writes again once it can grow.
+@Suite struct FullDiskTests {
+    @Test func aWritePastTheFileSizeLimitIsRefusedWholeAndSaysWhy() throws {
+        let f = try ProcessFixture("full")
+        let lines = (0..<400).map { i in
+            var doc = HostileInputTests.proposalDoc
+            doc = JSONMutator.set(doc, ["action_id"], .string("fill-\(i)"))
+            doc = JSONMutator.set(doc, ["command_id"], .string("c-fill-\(i)"))
+            return JSONMutator.set(doc, ["preview", "text"], .string(String(repeating: "x", count: 2_000))).serialized()
+        }
+        let batch = f.path("batch.jsonl")
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
+        let size = try FileManager.default.attributesOfItem(atPath: f.db)[.size] as! Int
+        // dash's `ulimit -f` counts 512-byte blocks; SIGXFSZ ignored, so the write fails with an error.
+        let limited = try Child("/bin/sh", ["-c", "ulimit -f \(size / 512 + 64); trap '' XFSZ; exec \"$0\" \"$@\"",
+                                            LedgerProcess.binary, "propose", "--batch", batch, "--json", "--db", f.db],
+                                environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"]).finish(within: 60)
+        #expect(limited.status == LedgerError.Code.storage.exitStatus, "\(limited.stdout) \(limited.stderr)")
+        #expect(limited.stderr.contains("File too large") || limited.stderr.contains("the disk may be full"), "\(limited.stderr)")
+        // All or nothing: none of the batch is in the log, and the store verifies.
+        #expect(try f.ledger(["show", "fill-0"]).status == LedgerError.Code.unknownAction.exitStatus)
+        #expect(try f.ledger(["verify", "--deep"]).status == 0)
+        // With room again, the same batch goes in.
+        #expect(try f.ledger(["propose", "--batch", batch]).status == 0)
+        #expect(try f.ledger(["verify", "--deep"]).status == 0)
+    }
+}
+
+/// Scratch stores a killed `import` or `demo` left behind are removed by the next run on the
+/// path; a live process's are not.
+@Suite struct AbandonedScratchTests {
+    @Test func theNextImportRemovesADeadRunsScratchAndKeepsALiveOnes() throws {
+        let f = try ProcessFixture("scratch")
+        #expect(try f.ledger(["devices", "link", "phone", "--person", "quinn", "--label", "P", "--platform", "ios", "--org", "quinn-co"]).status == 0)
+        let export = f.path("log.jsonl")
+        #expect(try f.ledger(["export", "--out", export]).status == 0)
+        // A process that has exited: its pid names no process now (checked, not assumed).
+        let deadPid = try Child("/bin/sh", ["-c", "echo $$"]).finish(within: 10).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(kill(pid_t(deadPid)!, 0) == -1)
+        let target = f.path("restored.lmdb")
+        let dead = target + ".importing-\(deadPid)", live = target + ".importing-\(getpid())"
+        for p in [dead, dead + "-lock", live] { #expect(FileManager.default.createFile(atPath: p, contents: Data("x".utf8))) }
+        #expect(try f.ledger(["import", export], db: target).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: dead) && !FileManager.default.fileExists(atPath: dead + "-lock"))
+        #expect(FileManager.default.fileExists(atPath: live))
+        #expect(try f.ledger(["verify", "--deep"], db: target).status == 0)
+    }
+}
