@@ -65,6 +65,9 @@ public struct DecisionReplay {
     private var expectedAutoShip: (actionId: String, commandId: String, rule: String, org: String)?
     /// Command ids of recorded refusals → their seq: no later event may reuse one.
     private var refusedCommands: [String: UInt64] = [:]
+    /// Each device's recorded refusals in the minute of its latest: the engine records at
+    /// most ``RefusalRecorder/perMinute`` (policy.md §7).
+    private var refusalMinutes: [String: (minute: Int64, count: UInt32)] = [:]
 
     public init() {}
 
@@ -184,6 +187,16 @@ public struct DecisionReplay {
         }
     }
 
+    /// Counts a `tap.refused` against its device's minute (0 for other events): how many
+    /// the device has recorded in that minute, this one included.
+    private mutating func countRefusal(_ event: Event) -> UInt32 {
+        guard event.type == .tapRefused, let device = event.device else { return 0 }
+        let minute = event.at.minute
+        let count = refusalMinutes[device].map { $0.minute == minute ? $0.count + 1 : 1 } ?? 1
+        refusalMinutes[device] = (minute, count)
+        return count
+    }
+
     private mutating func applyAction(_ event: Event, reader: LogReader, judge: Bool,
                                       _ fail: (String, String, LedgerError.Code?) -> Mismatch) throws -> String? {
         guard let id = event.actionId else { throw fail("action.id", "an action event without an action id", .corruptEvent) }
@@ -228,6 +241,7 @@ public struct DecisionReplay {
         guard var state = try live[id] ?? Self.stream(id, before: event.seq, reader) else {
             throw fail("action.propose", "action \(id) was never proposed", .unknownAction)
         }
+        let refusals = countRefusal(event)
         guard judge else {
             signCounts.fold(event)
             if case .autoShipped = event.payload {
@@ -326,6 +340,10 @@ public struct DecisionReplay {
                 }
                 guard e.preview != state.proposal.preview else { throw fail("action.edit", "the edit changes nothing", .invalidInput) }
             case .tapRefused(let t):
+                guard refusals <= RefusalRecorder.perMinute else {
+                    throw fail("refusal.rate", "refusal \(refusals) of device \(event.device ?? "?") in the minute of "
+                        + "\(event.at.iso8601); the engine records at most \(RefusalRecorder.perMinute)", nil)
+                }
                 // Authenticated (the device's key in force signed it), and a refusal the
                 // policy gives that signed step on the action as it stood.
                 try RecordedRefusal.check(event, t, device: device, storeId: try reader.storeId(), rp: rp)

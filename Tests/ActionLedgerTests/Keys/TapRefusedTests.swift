@@ -190,6 +190,31 @@ import Testing
         try Self.verifiesEverywhere(t)
     }
 
+    /// The engine records at most ten refusals per device per minute; a log holding an
+    /// eleventh (the next minute's, moved back into the first) is one it could not have
+    /// written, and replay says so.
+    @Test func replayRefusesARefusalPastTheRateLimit() throws {
+        let t = try keyedStore()
+        let phone = TestDeviceKey()
+        try t.ledger.linkKeyed("iphone", phone)
+        try t.ledger.run(.revokeDevice(device: "iphone", reason: "stolen"))
+        let start = try Self.head(t)
+        for i in 0...UInt32(RefusalRecorder.perMinute) {
+            // Ten in the first minute, the eleventh a minute later: all recorded.
+            let at = i < RefusalRecorder.perMinute ? t0.adding(milliseconds: Int64(i) * 1000) : t0.adding(milliseconds: 60_000)
+            try requireLedgerError(.deviceRevoked) { try t.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone, now: at) }
+        }
+        let last = start + UInt64(RefusalRecorder.perMinute) + 1
+        #expect(try Self.head(t) == last)
+        #expect(try t.ledger.replayDecisions().mismatch == nil)
+        var events = try t.ledger.read { r in try (1...last).map { try r.event($0)!.event } }
+        events[events.count - 1].at = t0.adding(milliseconds: 59_000)
+        let copy = try TempLedger()
+        try copy.ledger.append(verbatim: events.map { ($0, nil) })
+        let m = try copy.ledger.replayDecisions().mismatch
+        #expect(m?.rule == "refusal.rate" && m?.seq == last, "\(String(describing: m))")
+    }
+
     /// A re-chained export whose recorded refusal was altered is caught: another code by
     /// replay (the policy gives another refusal), another statement by every proof check.
     @Test func anAlteredRefusalIsCaughtOffline() throws {
