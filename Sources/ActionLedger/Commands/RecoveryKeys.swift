@@ -18,6 +18,13 @@ enum RecoveryKeys {
     /// - throws: `invalid_input`, `introduction_required`, `bad_proof`.
     static func check(_ s: RecoveryKeySet, person: String, org: String, current: InForce?, signer: DeviceState?,
                       firstLink: DeviceLink?, storeId: Digest?) throws {
+        // Who vouches comes first: on the operator's word there is nothing else to judge
+        // (a later registration claiming first use is refused as such, whatever it replaces).
+        if s.trust == .firstUse, current != nil || firstLink?.key?.trust != .firstUse {
+            throw LedgerError(.introductionRequired, "a recovery key is set on the operator's word only with \(person)'s first "
+                + "keyed device, in the same command; later, one of her unrevoked keyed devices or her recovery key in force "
+                + "signs it", details: ["person": .string(person)])
+        }
         guard s.previousFingerprint == current?.set.key.fingerprint else {
             throw LedgerError(.badProof, "the registration replaces recovery key " + (s.previousFingerprint.map { "\($0.hex.prefix(16))…" } ?? "none")
                 + ", the key in force is " + (current.map { "\($0.set.key.fingerprint.hex.prefix(16))…" } ?? "none"),
@@ -32,12 +39,7 @@ enum RecoveryKeys {
         }
         switch s.trust {
         case .firstUse:
-            guard current == nil, let link = firstLink, link.key?.trust == .firstUse else {
-                throw LedgerError(.introductionRequired, "a recovery key is set on the operator's word only with \(person)'s first "
-                    + "keyed device, in the same command; later, one of her unrevoked keyed devices or her recovery key in force "
-                    + "signs it", details: ["person": .string(person)])
-            }
-            return
+            return  // checked first, above
         case .device(let by, let signature):
             guard let d = signer, d.person == person, d.org == org, let key = d.key else {
                 throw LedgerError(.introductionRequired, "device \(by) is not a keyed device of \(person): it cannot vouch for "
@@ -149,11 +151,13 @@ extension Ledger {
 
     /// The recovery-key statement `signedBy` (`device:ID` or `recovery_key`) must sign to put
     /// `key` in force as `person`'s recovery key, from one snapshot.
-    /// - throws: `invalid_input` for a person bound to no org.
+    /// - throws: `introduction_required` for a person bound to no org (no device of hers,
+    ///   nothing that could vouch for the key: cli.md).
     public func recoveryKeyStatement(person: String, key: RecoveryKey, signedBy: String) throws -> [UInt8] {
         try read { r in
             guard let org = try r.personOrg(person), let storeId = try r.storeId() else {
-                throw LedgerError(.invalidInput, "person \(person) has no devices", details: ["field": "person"])
+                throw LedgerError(.introductionRequired, "person \(person) has no devices: none can vouch for her recovery key",
+                                  details: ["person": .string(person)])
             }
             return Statement.recoveryKey(storeId: storeId, org: org, person: person, key: key.fingerprint,
                                          previous: try r.recoveryKey(person: person)?.set.key.fingerprint, signedBy: signedBy)

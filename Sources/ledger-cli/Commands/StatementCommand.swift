@@ -27,7 +27,7 @@ struct StatementCommand: LedgerSubcommand {
     @Option(help: "edit: the new preview text.")
     var text: String?
 
-    @Option(help: "dismiss: the reason.")
+    @Option(help: "dismiss: the reason (default: none, as `ledger dismiss` without --reason).")
     var reason: String?
 
     @Option(name: .customLong("claimed-at"), help: "The time the device claims (default: the engine clock).")
@@ -40,10 +40,12 @@ struct StatementCommand: LedgerSubcommand {
         guard let s = Statement.Step(rawValue: step) else {
             throw LedgerError(.invalidInput, "--step: expected review, confirm, approve, dismiss, edit or hold")
         }
-        for (name, given, needed) in [("--until", until != nil, s == .hold), ("--text", text != nil, s == .edit),
-                                      ("--reason", reason != nil, s == .dismiss)] where given != needed {
+        // A dismissal's reason is optional (statements.md §2: the empty string's hash), as
+        // `ledger dismiss` and the HTTP statement route take it; the others' values are not.
+        for (name, given, needed) in [("--until", until != nil, s == .hold), ("--text", text != nil, s == .edit)] where given != needed {
             throw LedgerError(.invalidInput, needed ? "step \(step) needs \(name)" : "\(name) does not go with step \(step)")
         }
+        if reason != nil, s != .dismiss { throw LedgerError(.invalidInput, "--reason does not go with step \(step)") }
         let seen = try contentHash.map { h -> Digest in
             guard let d = Digest(hex: h) else { throw LedgerError(.invalidInput, "--content-hash: expected 64 hex digits") }
             return d

@@ -113,6 +113,12 @@ import Testing
         #expect(try ledger("statement", "p1", "--step", "review", "--device", "iphone", "--until", "2026-11-23T09:00:00Z").status == 2)
         #expect(try ledger("statement", "p1", "--step", "edit", "--device", "iphone").status == 2)
         #expect(try ledger("statement", "nope", "--step", "review", "--device", "iphone").status == 3)
+        // A dismissal's reason is optional, as for `ledger dismiss`: none is the empty string's hash.
+        let dismiss = try ledger("statement", "p1", "--step", "dismiss", "--device", "iphone", "--command-id", "cmd-d")
+        let none = try l.statement(for: .dismiss(actionId: "p1", device: "iphone", reason: ""), commandId: "cmd-d",
+                                   claimedAt: at("2026-11-22T09:00:00Z"))
+        #expect(dismiss.status == 0 && dismiss.stdout == Hex.encode(none.bytes) + "\n", "\(dismiss.stderr)")
+        #expect(try ledger("statement", "p1", "--step", "review", "--device", "iphone", "--reason", "x").status == 2)
     }
 }
 

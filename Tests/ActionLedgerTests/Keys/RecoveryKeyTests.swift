@@ -114,6 +114,26 @@ extension Ledger {
         try TapRefusedTests.verifiesEverywhere(t)
     }
 
+    /// The operator's word is refused as such (`introduction_required`), whatever recovery
+    /// key is in force, and for a person with no device at all.
+    @Test func theOperatorsWordIsRefusedAsSuchEvenWithARecoveryKeyInForce() throws {
+        let t = try keyedStore()
+        let phone = TestDeviceKey(), recovery = TestDeviceKey(), laptop = TestDeviceKey(), mine = TestDeviceKey()
+        try t.ledger.linkFirst("iphone", phone, recovery: recovery)
+        var introduced = try laptop.key()
+        introduced.trust = .introducedBy(device: "iphone", signature: try phone.sign(Statement.link(
+            storeId: try t.ledger.read { try $0.storeId() }!, org: "quinn-co", person: "quinn", device: "laptop", platform: .ios,
+            key: introduced, introducedBy: "iphone")))
+        let e = try requireLedgerError(.introductionRequired) {
+            try t.ledger.run(.linkKeyedDevice(device: "laptop", person: "quinn", org: "quinn-co", label: "Laptop", platform: .ios,
+                                              key: introduced, recoveryKey: try RecoveryKey(spki: mine.spki)))
+        }
+        #expect(e.message.contains("only with quinn's first keyed device"))
+        #expect(try t.ledger.read { try $0.deviceState("laptop") } == nil)
+        let nobody = try requireLedgerError(.introductionRequired) { try t.ledger.setRecovery(mine, signer: mine, device: nil, person: "nobody") }
+        #expect(nobody.details["person"] == "nobody")
+    }
+
     @Test func replacingTheRecoveryKeyNeedsHerDeviceOrTheKeyInForce() throws {
         let t = try keyedStore()
         let phone = TestDeviceKey(), first = TestDeviceKey(), second = TestDeviceKey(), third = TestDeviceKey()

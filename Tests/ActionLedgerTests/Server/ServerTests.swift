@@ -102,6 +102,11 @@ import Testing
             let stale = try await client.call(.post, "/v1/actions/a2/approve", token: h.laptop,
                                               headers: [.ifMatch: "\"\(original)\""])
             #expect(stale.status == .preconditionFailed && stale.code == "stale_content")
+            // If-Match and the body's content_hash must agree when both are sent.
+            let current = try h.ledger.read { try $0.actionState("a2")!.contentHash.hex }
+            let split = try await client.call(.post, "/v1/actions/a2/approve", token: h.laptop, json: #"{"content_hash": "\#(current)"}"#,
+                                              headers: [.ifMatch: "\"\(original)\""])
+            #expect(split.status == .badRequest && split.code == "invalid_input", "\(split.text)")
             #expect(try h.ledger.read { try $0.head().seq } == head + 1)  // the edit only
         }
     }

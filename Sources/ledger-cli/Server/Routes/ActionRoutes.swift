@@ -200,17 +200,19 @@ extension LedgerServer {
         return key
     }
 
-    /// `If-Match: "<content hash>"`, or `content_hash` in the body.
+    /// `If-Match: "<content hash>"`, or `content_hash` in the body; both may be given only
+    /// when they agree (one would otherwise be signed and the other judged).
     static func seenContent(_ request: Request, _ f: Fields) throws -> Digest? {
-        var text = try f.string("content_hash")
-        if let header = request.headers[.ifMatch] {
-            var h = Substring(header.trimmingCharacters(in: .whitespaces))
-            if h.hasPrefix("W/") { h = h.dropFirst(2) }
-            if h.hasPrefix("\""), h.hasSuffix("\""), h.count >= 2 { h = h.dropFirst().dropLast() }
-            text = String(h)
+        let body = try f.string("content_hash").map { text in
+            guard let d = Digest(hex: text) else { throw Problem.invalid("content_hash: expected 64 hex digits", field: "content_hash") }
+            return d
         }
-        guard let text else { return nil }
-        guard let d = Digest(hex: text) else { throw Problem.invalid("If-Match: expected the action's content hash (64 hex digits)", field: "If-Match") }
+        guard let header = request.headers[.ifMatch] else { return body }
+        var h = Substring(header.trimmingCharacters(in: .whitespaces))
+        if h.hasPrefix("W/") { h = h.dropFirst(2) }
+        if h.hasPrefix("\""), h.hasSuffix("\""), h.count >= 2 { h = h.dropFirst().dropLast() }
+        guard let d = Digest(hex: String(h)) else { throw Problem.invalid("If-Match: expected the action's content hash (64 hex digits)", field: "If-Match") }
+        if let body, body != d { throw Problem.invalid("If-Match and content_hash name different content", field: "If-Match") }
         return d
     }
 }
