@@ -7,7 +7,8 @@ public struct AuditEntry: Sendable, Equatable {
     public var at: Timestamp
     public var actor: String
     /// The device the actor used (taps, dismissals, edits, holds), or for `device.*`
-    /// events the device concerned.
+    /// events the device concerned (a revocation made from another device names that one
+    /// in `detail` and is listed under both).
     public var device: String?
     public var person: String
     public var actionId: String?
@@ -85,7 +86,7 @@ public struct AuditEntry: Sendable, Equatable {
             // The introduction chain: who vouched for the key (Specs/statements.md §1.1).
             detail = "\(d.label) (\(d.platform.rawValue))" + (d.key.map { ", key \($0.fingerprint.hex.prefix(16))…, \($0.trustText)" } ?? "")
         case .deviceRevoked(let d):
-            detail = d.reason
+            detail = event.device.map { "from \($0)" + (d.reason.isEmpty ? "" : ": " + d.reason) } ?? d.reason
         case .deviceKeyRotated(let k): detail = "key \(k.key.fingerprint.hex.prefix(16))…, \(k.key.trustText)"
         case .recoveryKeySet(let s): detail = "recovery key \(s.key.fingerprint.hex.prefix(16))…, \(s.trustText)"
         case .tapRefused(let t): detail = "\(t.step.rawValue) refused: \(t.code)"

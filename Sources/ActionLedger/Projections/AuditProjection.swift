@@ -26,6 +26,10 @@ public struct AuditProjection: Projection {
         let seq = event.seq
         try store.post(Self.byActor, event.actor.utf8, seq: seq)
         if let device = AuditEntry.device(of: event) { try store.post(Self.byDevice, device.utf8, seq: seq) }
+        // A revocation she made from another device of hers is that device's doing too.
+        if case .deviceRevoked(let d) = event.payload, let by = event.device, by != d.device {
+            try store.post(Self.byDevice, by.utf8, seq: seq)
+        }
         if let id = event.actionId {
             let filing: Filing
             if case .proposed(let p) = event.payload {
@@ -47,7 +51,11 @@ public struct AuditProjection: Projection {
         let seq = v.seq
         try store.post(Self.byActor, v[v.actor], seq: seq)
         switch v.type {
-        case .deviceLinked, .deviceRevoked, .deviceKeyRotated: try store.post(Self.byDevice, v[try v.payloadString()], seq: seq)
+        case .deviceLinked, .deviceKeyRotated: try store.post(Self.byDevice, v[try v.payloadString()], seq: seq)
+        case .deviceRevoked:
+            let concerned = v[try v.payloadString()]
+            try store.post(Self.byDevice, concerned, seq: seq)
+            if let d = v.device, !v[d].elementsEqual(concerned) { try store.post(Self.byDevice, v[d], seq: seq) }
         default: if let d = v.device { try store.post(Self.byDevice, v[d], seq: seq) }
         }
         if let idRange = v.actionId {

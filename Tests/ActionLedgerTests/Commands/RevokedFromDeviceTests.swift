@@ -25,7 +25,17 @@ import Testing
         // A revoked device revokes nothing.
         try l.link("tablet")
         expectLedgerError(.deviceRevoked, "made from a revoked device") { try revoke("tablet", by: "iphone") }
+        // What the engine wrote passes every check: replay, the deep walk (indexes, proofs)
+        // and the projections against a refold.
         #expect(try l.replayDecisions().mismatch == nil)
+        #expect(IntegrityFixtures.failure(l, VerifyOptions(deep: true)) == nil)
+        try l.verifyProjections()
+        // Listed under the device revoked and the one it was revoked from, which the row names.
+        for listing in ["laptop", "iphone"] {
+            let rows = try l.query { try $0.audit(.device(listing), limit: 100) }.entries
+            #expect(rows.contains { $0.type == .deviceRevoked && $0.device == "iphone" && $0.detail == "from laptop: lost" },
+                    "\(listing): \(rows.map(\.type))")
+        }
     }
 
     @Test func replayRefusesADeviceEventNamingADeviceTheEngineWouldNot() throws {
