@@ -17,7 +17,9 @@ from datetime import datetime, timezone
 CODES = {"action.proposed": 1, "action.reviewed": 2, "action.confirmed": 3, "action.approved": 4,
          "action.auto_shipped": 5, "action.dismissed": 6, "action.held": 7, "action.edited": 8,
          "action.executed": 9, "action.failed": 10, "action.expired": 11, "device.linked": 20,
-         "device.revoked": 21, "device.key_rotated": 22, "person.recovery_key_set": 23, "policy.set": 30, "store.created": 40, "store.relying_party": 41, "tap.refused": 50}
+         "device.revoked": 21, "device.key_rotated": 22, "person.recovery_key_set": 23, "policy.set": 30, "store.created": 40, "store.relying_party": 41, "tap.refused": 50,
+         "token.issued": 60, "token.revoked": 61}
+SCOPES = {"device": 1, "specialist": 2, "auditor": 3}
 STAKES = {"low": 0, "medium": 1, "high": 2}
 
 def u8(v): return bytes([v])
@@ -320,6 +322,10 @@ def body(t, d):
         key = device_key(d["key"]) if "key" in d else b""
         return string(d["device"]) + string(d["label"]) + string(d["platform"]) + key
     if t == "device.revoked": return string(d["device"]) + string(d["reason"])
+    if t == "token.issued":
+        return (string(d["token_id"]) + u8(SCOPES[d["scope"]]) + optional(d.get("subject"), string)
+                + timestamp(d["expires_at"]) + digest(d["secret_sha256"]))
+    if t == "token.revoked": return string(d["token_id"]) + string(d["reason"])
     if t == "person.recovery_key_set": return recovery_key_set(d)
     if t == "store.relying_party": return string(d["rp_id"]) + varint(len(d["origins"])) + b"".join(string(o) for o in d["origins"])
     if t == "tap.refused":

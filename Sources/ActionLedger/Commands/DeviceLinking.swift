@@ -132,6 +132,12 @@ enum DeviceLinking {
             throw LedgerError(.deviceNotOwned, "a revocation of \(target.device) made from \(by) must be its own person's, from her device",
                               details: ["device": .string(by)])
         }
+        // She proves it with that device's user-verified key (the server's signed challenge):
+        // no other device can have made one.
+        guard revoker.key?.protection == .userVerification else {
+            throw LedgerError(.userVerificationRequired, "revoking a device needs a user-verified key; \(by) has none",
+                              details: ["device": .string(by)])
+        }
     }
 }
 

@@ -168,7 +168,11 @@ final class EventHub: Service, Sendable {
         guard !subscribers.isEmpty else { return }
         let rendered = events.map { (seq: $0.event.seq, sse: LedgerServer.sse($0)) }
         for sub in subscribers {
-            let visible = zip(events, rendered).filter { StreamFilter.visible($0.0.event, to: sub.identity, agents: agents) }.map(\.1)
+            // A revoked device or token gets its revocation and nothing after it, even when
+            // later events came in the same batch.
+            let end = events.firstIndex { StreamFilter.revokes($0.event, sub.identity) }
+            let visible = zip(events[..<((end ?? events.count - 1) + 1)], rendered)
+                .filter { StreamFilter.visible($0.0.event, to: sub.identity, agents: agents) }.map(\.1)
             if !visible.isEmpty {
                 guard sub.backlog.add(Self.bytes(visible), limit: Self.maxBacklog) else {
                     sub.continuation.finish()  // too far behind: it resumes from the log
@@ -176,7 +180,7 @@ final class EventHub: Service, Sendable {
                 }
                 sub.continuation.yield(.events(visible))
             }
-            if events.contains(where: { StreamFilter.revokes($0.event, sub.identity) }) { sub.continuation.finish() }
+            if end != nil { sub.continuation.finish() }
         }
     }
 

@@ -8,19 +8,22 @@ import Testing
     @Test func aRevocationMadeFromHerDeviceRecordsThatDevice() throws {
         let t = try DecisionReplayTests.store(), l = t.ledger!
         let later = t0.adding(milliseconds: 10_000)
+        // Her Mac holds a user-verified key: what the server's revocation challenge proves.
+        try l.linkKeyed("mac", TestDeviceKey(), protection: .userVerification, platform: .web, now: later)
         func revoke(_ device: String, by: String?, actor: String = "quinn", id: String? = nil) throws -> CommandResult {
             try l.execute(CommandRequest(.revokeDevice(device: device, reason: "lost", by: by), commandId: id, now: later, actor: actor))
         }
         let head = try l.read { try $0.head().seq }
         expectLedgerError(.deviceNotOwned, "another person's device") { try revoke("iphone", by: "mia-phone") }
-        expectLedgerError(.deviceNotOwned, "another actor") { try revoke("iphone", by: "laptop", actor: "mia") }
+        expectLedgerError(.deviceNotOwned, "another actor") { try revoke("iphone", by: "mac", actor: "mia") }
+        expectLedgerError(.userVerificationRequired, "a device with no user-verified key") { try revoke("iphone", by: "laptop") }
         expectLedgerError(.unknownDevice, "never linked") { try revoke("iphone", by: "tablet") }
         #expect(try l.read { try $0.head().seq } == head)
 
-        let done = try revoke("iphone", by: "laptop", id: "cmd-revoke")
-        #expect(done.events.count == 1 && done.events[0].event.device == "laptop" && done.events[0].event.actor == "quinn")
+        let done = try revoke("iphone", by: "mac", id: "cmd-revoke")
+        #expect(done.events.count == 1 && done.events[0].event.device == "mac" && done.events[0].event.actor == "quinn")
         // The same request again is answered; the same id from another device is not.
-        #expect(try revoke("iphone", by: "laptop", id: "cmd-revoke").replayed)
+        #expect(try revoke("iphone", by: "mac", id: "cmd-revoke").replayed)
         expectLedgerError(.deviceRevoked, "the id's command judged anew") { try revoke("iphone", by: "iphone", id: "cmd-revoke") }
         // A revoked device revokes nothing.
         try l.link("tablet")
@@ -31,9 +34,9 @@ import Testing
         #expect(IntegrityFixtures.failure(l, VerifyOptions(deep: true)) == nil)
         try l.verifyProjections()
         // Listed under the device revoked and the one it was revoked from, which the row names.
-        for listing in ["laptop", "iphone"] {
+        for listing in ["mac", "iphone"] {
             let rows = try l.query { try $0.audit(.device(listing), limit: 100) }.entries
-            #expect(rows.contains { $0.type == .deviceRevoked && $0.device == "iphone" && $0.detail == "from laptop: lost" },
+            #expect(rows.contains { $0.type == .deviceRevoked && $0.device == "iphone" && $0.detail == "from mac: lost" },
                     "\(listing): \(rows.map(\.type))")
         }
     }
@@ -43,6 +46,9 @@ import Testing
             ("another person's device", Event(seq: 10, at: t0.adding(milliseconds: 9000), actor: "quinn", device: "mia-phone",
                                               commandId: "cmd-x", org: "quinn-co", person: "quinn",
                                               payload: .deviceRevoked(DeviceRevocation(device: "iphone", reason: "")))),
+            ("a device with no user-verified key", Event(seq: 10, at: t0.adding(milliseconds: 9000), actor: "quinn", device: "laptop",
+                                                         commandId: "cmd-x", org: "quinn-co", person: "quinn",
+                                                         payload: .deviceRevoked(DeviceRevocation(device: "iphone", reason: "")))),
             ("a device never linked", Event(seq: 10, at: t0.adding(milliseconds: 9000), actor: "quinn", device: "ghost",
                                             commandId: "cmd-x", org: "quinn-co", person: "quinn",
                                             payload: .deviceRevoked(DeviceRevocation(device: "iphone", reason: "")))),

@@ -30,6 +30,13 @@ import Glibc
             let stream = try await client.call(.head, "/v1/events", token: h.laptop)
             #expect(stream.status == .ok && stream.headers[.contentType] == "text/event-stream" && stream.body.readableBytes == 0)
             #expect(h.server.hub.openStreams == 0)
+            // A stream ticket is spent by the GET it opens, not by a HEAD (which opens nothing).
+            let issued = try await client.call(.post, "/v1/streams/tickets", token: h.laptop)
+            guard case .string(let ticket)? = issued.json["ticket"] else { Issue.record("no ticket: \(issued.text)"); return }
+            #expect(try await client.call(.head, "/v1/events?ticket=\(ticket)").status == .ok)
+            let caughtUp = try await client.call(.get, "/v1/events?ticket=\(ticket)", headers: [.accept: "application/x-ndjson"])
+            #expect(caughtUp.status == .ok && caughtUp.headers[.contentType] == "application/x-ndjson")
+            #expect(try await client.call(.head, "/v1/events?ticket=\(ticket)").status == .unauthorized)
             let after = try await client.call(.get, "/v1/today", token: h.laptop)
             #expect(after.status == .ok && after.json["items"] == get.json["items"])
         }

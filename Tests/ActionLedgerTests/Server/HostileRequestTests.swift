@@ -298,4 +298,21 @@ import Testing
         #expect(reading.backlog.add(0, limit: EventHub.maxBacklog))
         hub.end(reading.id)
     }
+    /// A device revoked mid-batch gets its revocation and nothing written after it, though
+    /// the hub reads them in one poll (a stolen phone must not see what comes next).
+    @Test func aRevokedDevicesStreamStopsAtItsRevocation() async throws {
+        let (t, hub, _) = try Self.hub()
+        let phone = Identity(id: "tok-phone", org: "quinn-co", scope: .device, subject: "iphone", person: "quinn")
+        let live = hub.subscribe(phone)
+        try t.ledger.run(.propose(proposal("before")), now: t0)
+        try t.ledger.run(.revokeDevice(device: "iphone", reason: "stolen"), now: t0)
+        try t.ledger.run(.propose(proposal("after")), now: t0)
+        try hub.poll()
+        var seen: [String] = []
+        for await message in live.stream {
+            if case .events(let events) = message { seen += events.map(\.sse) }
+        }
+        #expect(seen.count == 2 && seen[0].contains("\"before\"") && seen[1].contains("device.revoked"), "\(seen)")
+        #expect(!seen.joined().contains("\"after\""))
+    }
 }

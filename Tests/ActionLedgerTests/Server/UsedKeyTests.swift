@@ -49,4 +49,26 @@ import Testing
             #expect(revoked.status == .ok, "\(revoked.text)")
         }
     }
+    /// Past the 7 days its response is kept, a revocation's own replay is still answered as
+    /// a replay (the engine knows the id), never refused as another command's key.
+    @Test func aRevocationReplayedAfterItsResponseExpiredIsStillAReplay() async throws {
+        let key = TestDeviceKey(), skew = Locked<Int64>(0)
+        let h = try ServerHarness(keyedLaptop: key, clock: { ServerHarness.systemNow().adding(milliseconds: skew.value) })
+        let pem = key.pem, now = ServerHarness.systemNow()
+        let laptop = try h.ledger.issueToken(org: "quinn-co", scope: .device, subject: "laptop-1",
+                                             expiresAt: now.adding(milliseconds: 30 * Timestamp.day), now: now).secret
+        try await h.test { client in
+            let body = try await SessionTests.signedChallenge(client, "laptop-1", pem, purpose: "revoke", target: "phone-1")
+            let first = try await client.call(.post, "/v1/devices/phone-1/revoke", token: laptop, json: body,
+                                              headers: [.idempotencyKey: "cmd-revoke-old"])
+            #expect(first.status == .ok, "\(first.text)")
+            skew.update { $0 = SessionStore.defaultResponseRetention + Timestamp.day }
+            let head = try h.ledger.read { try $0.head().seq }
+            let late = try await client.call(.post, "/v1/devices/phone-1/revoke", token: laptop, json: body,
+                                             headers: [.idempotencyKey: "cmd-revoke-old"])
+            #expect(late.status == .ok && late.headers[.idempotentReplayed] == "true", "\(late.status) \(late.text)")
+            #expect(first.json["events"] != nil && late.json["events"] == first.json["events"])
+            #expect(try h.ledger.read { try $0.head().seq } == head)
+        }
+    }
 }

@@ -173,15 +173,22 @@ extension LedgerServer {
         return stored.map(Self.replayed)
     }
 
-    /// Refuses a request whose Idempotency-Key another command already used (one that
-    /// ``keptReplay(_:isOwn:)`` did not answer), before the request spends anything single
-    /// use: a pairing code or a challenge would otherwise be gone for a refusal that says
-    /// nothing of it (the engine refuses such an id whatever the command).
-    func requireUnusedKey(_ key: String?) async throws {
-        guard let key else { return }
+    /// For a request with something single use to spend (a pairing code, a challenge), asked
+    /// after ``keptReplay(_:isOwn:)`` found no kept response: the first event of the command
+    /// its Idempotency-Key names when that is the caller's own (a replay after the 7 days:
+    /// the route rebuilds its command from the event, and the engine answers it as a
+    /// replay), nil for a key never used.
+    /// - throws: `invalid_input` for a key another command used, before anything is spent: the
+    ///   code or challenge would otherwise be gone for a refusal that says nothing of it.
+    func ownCommand(_ key: String?, isOwn: @escaping @Sendable (Event) -> Bool) async throws -> Event? {
+        guard let key else { return nil }
         let ledger = ledger
-        guard try await Blocking.run({ try ledger.read { try $0.command(key) } }) != nil else { return }
-        throw LedgerError(.invalidInput, "Idempotency-Key \(key) was already used by another command", details: ["field": "Idempotency-Key"])
+        guard let first = try await Blocking.run({ try ledger.read { r in try r.command(key).flatMap { try r.event($0.first) }?.event } })
+        else { return nil }
+        guard isOwn(first) else {
+            throw LedgerError(.invalidInput, "Idempotency-Key \(key) was already used by another command", details: ["field": "Idempotency-Key"])
+        }
+        return first
     }
 
     /// A kept response answered again, byte for byte, with `Idempotent-Replayed: true`: a

@@ -99,12 +99,17 @@ extension LedgerServer {
             defer { if let idempotency { self.commandGate.leave(idempotency) } }
             let introducer = who.device!
             let pending = self.pairings.withLock { $0[code]?.device }
-            if let replay = try await self.keptReplay(request, isOwn: { e in
+            let isOwn: @Sendable (Event) -> Bool = { e in
                 guard case .deviceLinked(let d) = e.payload, d.key?.introducer == introducer else { return false }
                 return pending.map { $0 == d.device } ?? true  // a pairing still open for another device is not it
-            }) { return replay }
-            try await self.requireUnusedKey(idempotency)
+            }
+            if let replay = try await self.keptReplay(request, isOwn: isOwn) { return replay }
             let now = try self.now()
+            if let own = try await self.ownCommand(idempotency, isOwn: isOwn), case .deviceLinked(let d) = own.payload, let key = d.key {
+                // Its kept response expired: the engine answers the same link as a replay.
+                let link = Command.linkKeyedDevice(device: d.device, person: own.person, org: own.org, label: d.label, platform: d.platform, key: key)
+                return try await self.run(CommandRequest(link, commandId: idempotency!, now: now, actor: own.actor), status: .created, gated: true)
+            }
             guard self.pairings.withLock({ p in p[code].map { now < $0.expiresAt && $0.device != nil && $0.introducer == who.device } ?? false }) else {
                 throw Problem.unauthorized("no pairing \(code) waits for this device's approval")
             }

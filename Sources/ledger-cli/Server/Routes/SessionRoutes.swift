@@ -83,11 +83,16 @@ extension LedgerServer {
             if let key { await self.commandGate.enter(key) }
             defer { if let key { self.commandGate.leave(key) } }
             let revoker = who.device
-            if let replay = try await self.keptReplay(request, isOwn: { e in
+            let isOwn: @Sendable (Event) -> Bool = { e in
                 if case .deviceRevoked(let d) = e.payload { return d.device == target && e.device == revoker }
                 return false
-            }) { return replay }
-            try await self.requireUnusedKey(key)
+            }
+            if let replay = try await self.keptReplay(request, isOwn: isOwn) { return replay }
+            if let own = try await self.ownCommand(key, isOwn: isOwn), case .deviceRevoked(let d) = own.payload {
+                // Its kept response expired: the engine answers the same revocation as a replay.
+                let revocation = Command.revokeDevice(device: d.device, reason: d.reason, by: own.device)
+                return try await self.run(CommandRequest(revocation, commandId: key!, now: try self.now(), actor: own.actor), gated: true)
+            }
             let (signer, state) = try self.verifyChallenge(f, purpose: .revoke(target))
             guard signer == who.device else { throw Problem.forbidden("the challenge was signed by another device than the caller") }
             guard state.key?.protection == .userVerification else {

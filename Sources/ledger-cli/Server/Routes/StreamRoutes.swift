@@ -26,8 +26,10 @@ extension LedgerServer {
             var who = context.identity
             if who == nil, let ticket = q.string("ticket") {
                 let now = try self.now()
-                // Single use: taken out of the table whether or not it is still valid.
-                guard let entry = self.tickets.withLock({ $0.removeValue(forKey: ticket) }), now < entry.expiresAt,
+                // Single use: taken out of the table whether or not it is still valid — by a GET;
+                // a HEAD opens no stream, so it only looks (HEAD has no side effects).
+                let head = request.method == .head
+                guard let entry = self.tickets.withLock({ head ? $0[ticket] : $0.removeValue(forKey: ticket) }), now < entry.expiresAt,
                       try self.authenticator.isLive(entry.identity, at: now) else {
                     try self.addressLimit.charge(request, context)  // guessing tickets is a call without a token
                     throw Problem.unauthorized("the stream ticket is unknown, used or expired")
@@ -64,8 +66,9 @@ extension LedgerServer {
                         body: ResponseBody { writer in
                             var next = from
                             while next <= head {
-                                let (lines, last) = try Self.read(ledger, who, agents, from: next, to: head) { $0.json.serialized() + "\n" }
+                                let (lines, last, revoked) = try Self.read(ledger, who, agents, from: next, to: head) { $0.json.serialized() + "\n" }
                                 if !lines.isEmpty { try await writer.write(ByteBuffer(string: lines)) }
+                                if revoked { break }
                                 next = last + 1
                             }
                             try await writer.finish(nil)
@@ -92,8 +95,13 @@ extension LedgerServer {
                             var last = from - 1
                             let head = try ledger.read { try $0.head().seq }
                             while last < head {
-                                let (events, upTo) = try Self.read(ledger, who, agents, from: last + 1, to: head, render: Self.sse)
+                                let (events, upTo, revoked) = try Self.read(ledger, who, agents, from: last + 1, to: head, render: Self.sse)
                                 if !events.isEmpty { try await writer.write(ByteBuffer(string: events)) }
+                                if revoked {
+                                    hub.end(live.id)
+                                    try await writer.finish(nil)
+                                    return
+                                }
                                 last = upTo
                             }
                             // The server shuts down before the hub (services stop in reverse order), and
@@ -130,21 +138,23 @@ extension LedgerServer {
     }
 
     /// The events from `from` (not past `to`) the caller may see, rendered, up to
-    /// ``catchUpChunk`` events or ``catchUpBytes`` bytes; and the last seq examined. A client
-    /// that stops reading holds the server to one such chunk: the write waits for the socket,
-    /// and the next chunk is read only after it.
+    /// ``catchUpChunk`` events or ``catchUpBytes`` bytes; the last seq examined; and whether
+    /// the read stopped at an event that revokes the caller (a revoked device or token sees
+    /// its revocation and nothing after it). A client that stops reading holds the server to
+    /// one such chunk: the write waits for the socket, and the next chunk is read only after it.
     static func read(_ ledger: Ledger, _ who: Identity, _ agents: AgentCache, from: UInt64, to: UInt64,
-                     render: (StoredEvent) -> String) throws -> (String, UInt64) {
-        var out = "", last = from - 1
+                     render: (StoredEvent) -> String) throws -> (String, UInt64, revoked: Bool) {
+        var out = "", last = from - 1, revoked = false
         try ledger.read { reader in
             try reader.forEach(from: from) { stored in
                 guard stored.event.seq <= to else { return false }
                 last = stored.event.seq
                 if StreamFilter.visible(stored.event, to: who, agents: agents) { out += render(stored) }
-                return last - from + 1 < UInt64(catchUpChunk) && out.utf8.count < catchUpBytes
+                revoked = StreamFilter.revokes(stored.event, who)
+                return !revoked && last - from + 1 < UInt64(catchUpChunk) && out.utf8.count < catchUpBytes
             }
         }
         // An empty log past `from`: nothing more to read.
-        return (out, max(last, last == from - 1 ? to : last))
+        return (out, max(last, last == from - 1 ? to : last), revoked)
     }
 }
