@@ -13,6 +13,9 @@ public struct Identity: Sendable, Equatable {
     public var subject: String?
     /// A device's person.
     public var person: String?
+    /// A device session's key term: the seq of the event that put its key in force (a
+    /// rotation after it ends the session; one before it does not). Nil for tokens.
+    public var keySeq: UInt64? = nil
 
     /// The device this identity acts as.
     var device: String? { scope == .device ? subject : nil }

@@ -35,7 +35,7 @@ final class Authenticator: Sendable {
                 throw Problem.unauthorized("the session is unknown, expired or signed out")
             }
             session = s
-            identity = Identity(id: s.id, org: s.org, scope: .device, subject: s.device, person: s.person)
+            identity = Identity(id: s.id, org: s.org, scope: .device, subject: s.device, person: s.person, keySeq: s.keySeq)
         } else {
             guard let t = try token(hash: hash), t.isLive(at: now) else {
                 throw Problem.unauthorized("the token is unknown, expired or revoked")

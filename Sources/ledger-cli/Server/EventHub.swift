@@ -215,9 +215,11 @@ enum StreamFilter {
     static func revokes(_ e: Event, _ identity: Identity) -> Bool {
         switch e.payload {
         case .deviceRevoked(let d): identity.device == d.device
-        // A session is bound to the key that signed it in (SessionStore.Session.keySeq); a
-        // token names no key and outlives a rotation, as it outlives the key it never used.
-        case .deviceKeyRotated(let k): identity.device == k.device && identity.id.hasPrefix("ses-")
+        // A session is bound to the key that signed it in (SessionStore.Session.keySeq): a
+        // rotation after that key's term began ends it, an earlier one (the rotation that put
+        // its key in force, or one before) does not. A token names no key and outlives a
+        // rotation, as it outlives the key it never used.
+        case .deviceKeyRotated(let k): identity.device == k.device && identity.id.hasPrefix("ses-") && e.seq > (identity.keySeq ?? 0)
         case .tokenRevoked(let t): identity.id == t.tokenId
         default: false
         }

@@ -6,14 +6,11 @@ import Foundation
 /// removes those whose process is gone, so repeated failures — most often on a full disk,
 /// where space matters most — do not pile them up.
 enum AbandonedScratch {
-    /// A scratch store written to this recently is left alone even when its PID names no
-    /// process here: a run in another PID namespace (a container sharing the directory)
-    /// may still be building it.
-    static let quiet: TimeInterval = 10 * 60
-
-    /// Removes `path`'s scratch files of `kind` (`importing`, `building`) whose process no
-    /// longer runs and that nothing has written to for ``quiet``; a live process's (another
-    /// import under way) are left alone.
+    /// Removes `path`'s scratch files of `kind` (`importing`, `building`) that no process has
+    /// open: their PID names no process here, and no process anywhere holds the store's
+    /// LMDB lock (liblmdb keeps a shared `fcntl` lock on the lock file while an environment
+    /// is open, and such locks are seen across PID namespaces: a run in a container sharing
+    /// the directory, whose PID means nothing here, keeps its store).
     static func remove(beside path: String, kind: String) {
         let url = URL(fileURLWithPath: path)
         let dir = url.deletingLastPathComponent().path, prefix = url.lastPathComponent + "." + kind + "-"
@@ -27,10 +24,26 @@ enum AbandonedScratch {
         }
         for pid in pids {
             let store = dir + "/" + prefix + String(pid)
-            let modified = (try? FileManager.default.attributesOfItem(atPath: store))?[.modificationDate] as? Date
-            if let modified, -modified.timeIntervalSinceNow < quiet { continue }
+            guard !lockHeld(store + "-lock") else { continue }
             try? FileManager.default.removeItem(atPath: store)
             try? FileManager.default.removeItem(atPath: store + "-lock")
         }
+    }
+
+    /// Whether some process holds an `fcntl` lock on the first byte of `lockFile` (an open
+    /// LMDB environment does). A lock file that is missing or cannot be opened is held by no one.
+    static func lockHeld(_ lockFile: String) -> Bool {
+        let fd = open(lockFile, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var probe = flock()
+        probe.l_type = Int16(F_WRLCK)
+        probe.l_whence = Int16(SEEK_SET)
+        probe.l_start = 0
+        probe.l_len = 1
+        // F_GETLK only asks: it takes nothing, so a process opening the store meanwhile is not
+        // refused because of us.
+        guard fcntl(fd, F_GETLK, &probe) == 0 else { return true }
+        return probe.l_type != Int16(F_UNLCK)
     }
 }

@@ -44,15 +44,23 @@ import Testing
         #expect(kill(pid_t(deadPid)!, 0) == -1)
         let target = f.path("restored.lmdb")
         let dead = target + ".importing-\(deadPid)", live = target + ".importing-\(getpid())"
-        let recent = target + ".importing-\(Int32.max - 1)"  // no such process, but written to just now
-        for p in [dead, dead + "-lock", live, recent] { #expect(FileManager.default.createFile(atPath: p, contents: Data("x".utf8))) }
-        let hourAgo = Date().addingTimeInterval(-3600)
-        for p in [dead, live] { try FileManager.default.setAttributes([.modificationDate: hourAgo], ofItemAtPath: p) }
+        // No such process here, but its LMDB lock is held (as a run in another PID namespace
+        // sharing the directory would hold it): this test process takes it as liblmdb does.
+        let held = target + ".importing-\(Int32.max - 1)"
+        for p in [dead, dead + "-lock", live, held, held + "-lock"] {
+            #expect(FileManager.default.createFile(atPath: p, contents: Data("x".utf8)))
+        }
+        let fd = open(held + "-lock", O_RDWR)
+        defer { close(fd) }
+        var lock = flock()
+        lock.l_type = Int16(F_RDLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_len = 1
+        #expect(fcntl(fd, F_SETLK, &lock) == 0)
         #expect(try f.ledger(["import", export], db: target).status == 0)
         #expect(!FileManager.default.fileExists(atPath: dead) && !FileManager.default.fileExists(atPath: dead + "-lock"))
-        // A live process's, and one written to in the last ten minutes (a run in another PID
-        // namespace may still be building it), are left alone.
-        #expect(FileManager.default.fileExists(atPath: live) && FileManager.default.fileExists(atPath: recent))
+        // A live process's, and one whose lock is held, are left alone.
+        #expect(FileManager.default.fileExists(atPath: live) && FileManager.default.fileExists(atPath: held))
         #expect(try f.ledger(["verify", "--deep"], db: target).status == 0)
     }
 }

@@ -157,18 +157,25 @@ import Testing
     }
 
     /// A rotation ends the rotated device's session streams as it arrives, as a revocation
-    /// does; a token names no key, so its streams go on.
+    /// does; a token names no key, so its streams go on; and a session made under the key a
+    /// rotation put in force (or a later one) is not ended by that rotation when its
+    /// catch-up reads past it.
     @Test func aRotationEndsTheDevicesSessionStreams() {
-        let rotation = Event(at: t0, actor: "operator", commandId: "cmd-r", org: "quinn-co", person: "quinn",
+        let rotation = Event(seq: 9, at: t0, actor: "operator", commandId: "cmd-r", org: "quinn-co", person: "quinn",
                              payload: .deviceKeyRotated(KeyRotation(device: "laptop-1", previousFingerprint: .zero,
                                                                     key: try! TestDeviceKey().key())))
-        let session = Identity(id: "ses-0123456789abcdef", org: "quinn-co", scope: .device, subject: "laptop-1", person: "quinn")
+        let session = Identity(id: "ses-0123456789abcdef", org: "quinn-co", scope: .device, subject: "laptop-1", person: "quinn",
+                               keySeq: 3)
         var token = session
         token.id = "tok-0123456789abcdef"
         var other = session
         other.subject = "phone-1"
         #expect(StreamFilter.revokes(rotation, session))
         #expect(!StreamFilter.revokes(rotation, token) && !StreamFilter.revokes(rotation, other))
+        var underIt = session, later = session
+        underIt.keySeq = 9
+        later.keySeq = 14
+        #expect(!StreamFilter.revokes(rotation, underIt) && !StreamFilter.revokes(rotation, later))
     }
 
     /// A record written before sessions were bound to their key names no key: whichever
