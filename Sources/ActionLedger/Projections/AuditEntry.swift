@@ -11,6 +11,8 @@ public struct AuditEntry: Sendable, Equatable {
     /// in `detail` and is listed under both).
     public var device: String?
     public var person: String
+    /// The org the event is recorded under (not printed: what an org's auditor may see).
+    public var org: String = ""
     public var actionId: String?
     /// The version the event carries (decisions, taps), else the version in force.
     public var policyVersion: UInt32
@@ -51,6 +53,7 @@ public struct AuditEntry: Sendable, Equatable {
     init(_ event: Event, action: ActionInfo?, policyInForce: UInt32) {
         self.init(seq: event.seq, type: event.type, at: event.at, actor: event.actor, device: Self.device(of: event),
                   person: event.person, actionId: event.actionId, policyVersion: policyInForce)
+        org = event.org
         if let action {
             specialist = action.specialist
             surface = action.surface

@@ -89,7 +89,10 @@ extension LedgerServer {
                 throw LedgerError(.unknownAction, "no action \(id)", details: ["action_id": .string(id)])
             }
             let now = try self.now()
-            return LedgerServer.json(try self.ledger.query { try $0.auditAction(id, now: now) }.json)
+            let trail = try self.ledger.query { try $0.auditAction(id, now: now) }
+            guard case .object(var o) = trail.json else { return LedgerServer.json(trail.json) }
+            o["trail"] = try self.withProofs(trail.trail)
+            return LedgerServer.json(.object(o))
         }
         router.get("/v1/audit/devices/:id") { request, context in
             let who = try context.require(.auditor)
@@ -100,7 +103,9 @@ extension LedgerServer {
             let q = Query(request: request)
             let window = try self.window(q, defaultSince: nil)
             let limit = try q.int("limit", default: 100, in: 1...10_000)
-            return LedgerServer.json(try self.ledger.query { try $0.audit(.device(id), in: window, limit: limit, pageToken: q.string("page_token")) }.json)
+            return LedgerServer.json(try self.listingJSON(try self.ledger.query {
+                try $0.audit(.device(id), in: window, limit: limit, pageToken: q.string("page_token"))
+            }))
         }
         router.get("/v1/audit/actors/:id") { request, context in
             let who = try context.require(.auditor)
@@ -108,18 +113,14 @@ extension LedgerServer {
             let q = Query(request: request)
             let window = try self.window(q, defaultSince: nil)
             let limit = try q.int("limit", default: 100, in: 1...10_000)
-            // An actor (the operator, a specialist) may act in several orgs: the auditor's only,
-            // filtered while paging, so neither a page nor its token comes from another org.
+            // An actor (the operator, a specialist) may act in several orgs: the auditor's only —
+            // by the org each event is recorded under (a policy or a token names the operator as
+            // its person, bound to no org) — filtered while paging, so neither a page nor its
+            // token comes from another org.
             let listing = try self.ledger.query { query in
-                var orgs: [String: Bool] = [:]
-                return try query.audit(.actor(actor), in: window, limit: limit, pageToken: q.string("page_token")) { entry in
-                    if let known = orgs[entry.person] { return known }
-                    let ours = try query.personOrg(entry.person) == who.org
-                    orgs[entry.person] = ours
-                    return ours
-                }
+                try query.audit(.actor(actor), in: window, limit: limit, pageToken: q.string("page_token")) { $0.org == who.org }
             }
-            return LedgerServer.json(listing.json)
+            return LedgerServer.json(try self.listingJSON(listing))
         }
         router.get("/v1/audit/activity") { request, context in
             let who = try context.require(.auditor)
@@ -134,7 +135,7 @@ extension LedgerServer {
             let window = try self.window(q, defaultSince: nil)
             let limit = try q.int("limit", default: 100, in: 1...10_000)
             guard try self.ledger.read({ try $0.personOrg(person) }) == who.org else {
-                return LedgerServer.json(["person": .string(person), "items": .array([]), "next_page_token": .null])
+                return LedgerServer.json(["person": .string(person), "count": 0, "items": .array([]), "next_page_token": .null])
             }
             return LedgerServer.json(try self.ledger.query {
                 try $0.activity(person: person, types: types, in: window, limit: limit, pageToken: q.string("page_token"))
@@ -149,8 +150,9 @@ extension LedgerServer {
             let orgs = try self.ledger.read { r in try Set(report.items.map(\.person)).filter { try r.personOrg($0) == who.org } }
             report.items = report.items.filter { orgs.contains($0.person) }
             report.count = report.items.count
+            // In the order the CLI prints them (by kind), as queries.md shows.
             report.byKind = Dictionary(grouping: report.items, by: \.kind).map { (kind: $0.key, count: $0.value.count) }
-                .sorted { ($1.count, $0.kind) < ($0.count, $1.kind) }
+                .sorted { $0.kind < $1.kind }
             return LedgerServer.json(report.json)
         }
         router.get("/v1/audit/replay") { request, context in
@@ -162,6 +164,25 @@ extension LedgerServer {
             // The whole log is judged (one chain); an org's auditor gets its org's counts.
             return LedgerServer.json(report.scoped(to: who.org).json(from: from))
         }
+    }
+
+    /// An audit listing's JSON with each row's proof members, as the CLI prints them
+    /// (queries.md: audit items carry `proof_level`, `key_fingerprint`, `uv_basis`).
+    func listingJSON(_ listing: AuditListing) throws -> JSON {
+        guard case .object(var o) = listing.json else { return listing.json }
+        o["items"] = try withProofs(listing.entries)
+        return .object(o)
+    }
+
+    /// Audit rows as JSON, each with its step's proof read from the log by seq (null
+    /// members for events no device made).
+    func withProofs(_ entries: [AuditEntry]) throws -> JSON {
+        let proofs = try ledger.proofSummaries(entries.map(\.seq))
+        return .array(entries.map { entry in
+            guard case .object(var o) = entry.json else { return entry.json }
+            for (k, v) in proofs[entry.seq]?.jsonMembers ?? ProofSummary.memberNames.map({ ($0, JSON.null) }) { o[k] = v }
+            return .object(o)
+        })
     }
 
     /// `since=24h` (which wins over `from`/`to`), or `from`/`to` (ISO-8601), as the CLI's
