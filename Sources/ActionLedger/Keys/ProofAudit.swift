@@ -24,6 +24,15 @@ public struct ProofSummary: Sendable, Equatable {
          (Self.memberNames[2], userVerificationBasis.map(JSON.string) ?? .null)]
     }
 
+    /// `row` (a JSON object: an audit entry, an activity item) with `proof`'s members
+    /// appended, null members when no device made the event: one row shape for the CLI and
+    /// the HTTP API (Specs/queries.md).
+    public static func appending(_ proof: ProofSummary?, to row: JSON) -> JSON {
+        guard case .object(var o) = row else { return row }
+        for (k, v) in proof?.jsonMembers ?? memberNames.map({ ($0, JSON.null) }) { o[k] = v }
+        return .object(o)
+    }
+
     /// `signed_uv, key 1a2b3c4d5e6f7a8b…` or `none`.
     public var text: String {
         level.rawValue + (keyFingerprint.map { ", key \($0.hex.prefix(16))…" } ?? "")

@@ -6,11 +6,7 @@ enum ProofColumns {
     static let csvHeader = ["proof_level", "key_fingerprint"]
 
     /// `json` (an object) with the proof members appended; null members for events no device made.
-    static func with(_ json: JSON, _ proof: ProofSummary?) -> JSON {
-        guard case .object(var o) = json else { return json }
-        for (k, v) in proof?.jsonMembers ?? ProofSummary.memberNames.map({ ($0, JSON.null) }) { o[k] = v }
-        return .object(o)
-    }
+    static func with(_ json: JSON, _ proof: ProofSummary?) -> JSON { ProofSummary.appending(proof, to: json) }
 
     static func csv(_ proof: ProofSummary?) -> [String] {
         [proof?.level.rawValue ?? "", proof?.keyFingerprint?.hex ?? ""]

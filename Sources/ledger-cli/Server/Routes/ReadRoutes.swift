@@ -178,11 +178,7 @@ extension LedgerServer {
     /// members for events no device made).
     func withProofs(_ entries: [AuditEntry]) throws -> JSON {
         let proofs = try ledger.proofSummaries(entries.map(\.seq))
-        return .array(entries.map { entry in
-            guard case .object(var o) = entry.json else { return entry.json }
-            for (k, v) in proofs[entry.seq]?.jsonMembers ?? ProofSummary.memberNames.map({ ($0, JSON.null) }) { o[k] = v }
-            return .object(o)
-        })
+        return .array(entries.map { ProofSummary.appending(proofs[$0.seq], to: $0.json) })
     }
 
     /// `since=24h` (which wins over `from`/`to`), or `from`/`to` (ISO-8601), as the CLI's
