@@ -48,9 +48,9 @@ final class Writer: @unchecked Sendable {
         }
     }
 
-    private let environment: Environment
-    private let dbs: LogDatabases
-    private let registry: ProjectionRegistry
+    let environment: Environment
+    let dbs: LogDatabases
+    let registry: ProjectionRegistry
     private let condition = NSCondition()
     /// Queued jobs, in submission order; each group is taken from the front.
     private var pending: [Job] = []
@@ -65,7 +65,7 @@ final class Writer: @unchecked Sendable {
     /// else 0, so submitters signal `condition` only when someone waits for them.
     private var gathering = 0
     /// Filings of actions that commands judged, for the folds (``KnownFilings``).
-    private var filings = KnownFilings()
+    var filings = KnownFilings()
     /// Signalled when the thread has left its loop, so closing waits for it.
     private let exited = DispatchSemaphore(value: 0)
     /// Most jobs one transaction takes, so one commit never waits on an endless queue.
@@ -239,7 +239,7 @@ final class Writer: @unchecked Sendable {
     /// Jobs that joined the transaction under way: whatever is queued (up to the group's
     /// bound, never an exclusive job), else, while it holds fewer than the target and the
     /// deadline has not passed, the first to arrive. Nil when it should commit now.
-    private func takeJoining(_ joining: Joining, have: Int) -> [Job]? {
+    func takeJoining(_ joining: Joining, have: Int) -> [Job]? {
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -268,107 +268,6 @@ final class Writer: @unchecked Sendable {
             if lagging { _ = try environment.write { txn in try registry.foldLagging(txn, dbs, filings: filings) } }
         } catch {
             // Nothing to do: the next commit folds (its bound is at most groupFoldBound).
-        }
-    }
-
-    /// Commits `group` and the jobs that join it; returns them all (their results or
-    /// failure set), in order.
-    @discardableResult
-    private func commit(_ group: [Job], joining: Joining? = nil) -> [Job] {
-        let taken = Taken(group)
-        do {
-            let results: [[Result<CommandResult, LedgerError>]]
-            do {
-                results = try transaction(taken, isolated: false, joining: joining)
-            } catch is WroteBeforeRefusal {
-                // Rare: a command was refused after it had written. The optimistic
-                // transaction was aborted; redo the group (joined jobs too) with each command nested.
-                results = try transaction(taken, isolated: true, joining: nil)
-            }
-            for (job, r) in zip(taken.jobs, results) { job.results = r }  // empty for an exclusive job
-        } catch {
-            for job in taken.jobs { job.failure = error }
-        }
-        return taken.jobs
-    }
-
-    /// The jobs a transaction has taken: its group, then those that joined it. Kept across
-    /// a redo (the map grew, or the isolated retry), which runs them all again.
-    private final class Taken {
-        var jobs: [Job]
-        init(_ jobs: [Job]) { self.jobs = jobs }
-    }
-
-    /// Thrown out of an optimistic transaction when a refused command had already written:
-    /// only a nested transaction can take back its writes.
-    private struct WroteBeforeRefusal: Error {}
-
-    /// One write transaction for `group`. Optimistic (`isolated == false`), commands run
-    /// straight in the transaction: a refusal that wrote nothing needs no rollback, and
-    /// nearly every refusal is decided before the first write. Child transactions are
-    /// costly in LMDB (each copies every page it touches), so they are only used
-    /// (`isolated`) when a refusal came after a write.
-    private func transaction(_ taken: Taken, isolated: Bool, joining: Joining?) throws -> [[Result<CommandResult, LedgerError>]] {
-        // The closure may run again after the map grows: results are rebuilt each time.
-        try environment.write { txn in
-            let session = try AppendSession(txn: txn, dbs: dbs)
-            let group = taken.jobs
-            if let exclusive = group[0].exclusive {
-                try exclusive(session)
-                try session.finish()
-                try registry.fold(after: session)
-                return []
-            }
-            var results = try group.map { job in try run(job, session, isolated: isolated) }
-            while let joining, let more = takeJoining(joining, have: taken.jobs.count) {
-                taken.jobs += more
-                results += try more.map { job in try run(job, session, isolated: isolated) }
-            }
-            try session.finish()
-            try registry.fold(after: session, bound: taken.jobs.count > 1 ? groupFoldBound : nil, filings: filings)
-            return results
-        }
-    }
-
-    private func run(_ job: Job, _ session: AppendSession, isolated: Bool) throws -> [Result<CommandResult, LedgerError>] {
-        if job.atomic {
-            let writes = session.writes
-            do {
-                let batch = {
-                    try job.requests.enumerated().map { i, request in
-                        do {
-                            let result = try CommandHandler.run(request, in: session, learning: &self.filings)
-                            // All or nothing: an item refused, even with its refusal recorded,
-                            // refuses the batch, and the rollback takes its tap.refused back.
-                            if let refusal = result.refusal { throw refusal }
-                            return result
-                        } catch let e as LedgerError {
-                            // Name the failing item: the whole batch is refused because of it.
-                            var details = e.details
-                            details["index"] = .number(Double(i))
-                            throw LedgerError(e.code, "item \(i + 1): \(e.message)", details: details)
-                        }
-                    }
-                }
-                let results = try isolated ? session.nested(batch) : batch()
-                return results.map { .success($0) }
-            } catch let error as LedgerError {
-                if !isolated && session.writes != writes { throw WroteBeforeRefusal() }
-                return job.requests.map { _ in .failure(error) }
-            }
-        }
-        return try job.requests.map { request in
-            let writes = session.writes
-            do {
-                let command = { try CommandHandler.run(request, in: session, learning: &self.filings) }
-                let result = try isolated ? session.nested(command) : command()
-                // Refused, but authenticated: its tap.refused stays written.
-                if let refusal = result.refusal { return .failure(refusal) }
-                return .success(result)
-            } catch let error as LedgerError {
-                if !isolated && session.writes != writes { throw WroteBeforeRefusal() }
-                return .failure(error)
-            }
         }
     }
 }

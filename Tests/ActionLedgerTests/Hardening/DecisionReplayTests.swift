@@ -22,6 +22,13 @@ import Testing
 
     /// An export of `t` with `forged` appended, chained as anyone can chain it.
     static func exportWithForgery(_ t: TempLedger, _ forged: (UInt64) -> Event) throws -> String {
+        try withoutActuallyEscaping(forged) { try exportRewriting(t, appending: $0) }
+    }
+
+    /// An export of `t` with each event passed through `rewrite` (and `appending` added),
+    /// re-chained as anyone can chain it.
+    static func exportRewriting(_ t: TempLedger, _ rewrite: (Event) -> Event = { $0 },
+                                appending: ((UInt64) -> Event)? = nil) throws -> String {
         var lines: [String] = []
         var prev = Digest.zero
         var last: UInt64 = 0
@@ -31,8 +38,8 @@ import Testing
             lines.append(StoredEvent(event: e, hash: hash).json.serialized())
             last = e.seq
         }
-        try t.ledger.read { r in try r.forEach { add($0.event); return true } }
-        add(forged(last + 1))
+        try t.ledger.read { r in try r.forEach { add(rewrite($0.event)); return true } }
+        if let appending { add(appending(last + 1)) }
         let path = t.directory.appendingPathComponent("forged.jsonl").path
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
         return path
@@ -161,6 +168,27 @@ import Testing
         try l.append(verbatim: [(ship, nil)])
         let m = try l.replayDecisions().mismatch
         #expect(m?.seq == 2 && m?.rule == Policy.Rule.autoShip)
+    }
+
+    /// A command's events share one time (events.md, envelope `at`). An auto-ship re-chained
+    /// after its proposal (a day, at the log's end) would move into another 24-hour audit window.
+    @Test func importRefusesAnAutoShipDatedAfterItsProposal() throws {
+        let source = try Self.store()
+        let ship = try #require(try source.ledger.read { r in try r.actionEvents("lo").last?.event })
+        #expect(ship.type == .actionAutoShipped)
+        let path = try Self.exportRewriting(source) { e in
+            guard e.seq == ship.seq else { return e }
+            var later = e
+            later.at = e.at.adding(milliseconds: 500)  // still before the next event
+            return later
+        }
+        let target = try TempLedger()
+        let e = expectLedgerError(.replayMismatch) { try target.ledger.importJSONL(path: path) }
+        #expect(e?.details["seq"] == .number(Double(ship.seq)))
+        #expect(e?.details["rule"] == .string("command.unique"))
+        #expect(try target.ledger.read { try $0.head().seq } == 0)
+        // Unchanged, the same export imports.
+        #expect(try target.ledger.importJSONL(path: try Self.exportRewriting(source)).seq == source.ledger.read { try $0.head().seq })
     }
 
     @Test func theCLIRefusesAForgedImportLeavingNothingBehindAndReplaysTheDemo() throws {
