@@ -172,12 +172,13 @@ enum CommandHandler {
             let s = try action(id)
             let proof = try change(.edit, s, deviceId)
             guard text.utf8.count <= FieldReader.Limit.text else {
-                throw LedgerError(.invalidInput, "text is \(text.utf8.count) bytes; the limit is \(FieldReader.Limit.text)")
+                throw LedgerError(.invalidInput, "text is \(text.utf8.count) bytes; the limit is \(FieldReader.Limit.text)",
+                                  details: ["field": "text"])
             }
             var preview = s.proposal.preview
             preview.text = text
             guard preview != s.proposal.preview else {
-                throw LedgerError(.invalidInput, "the edit does not change action \(id)'s preview")
+                throw LedgerError(.invalidInput, "the edit does not change action \(id)'s preview", details: ["field": "text"])
             }
             var edit = Edit(preview: preview)
             edit.proof = proof
@@ -186,7 +187,9 @@ enum CommandHandler {
         case .hold(let id, let deviceId, let until):
             let s = try action(id)
             let proof = try change(.hold, s, deviceId)
-            guard until > now else { throw LedgerError(.invalidInput, "hold until \(until.iso8601) is not after now (\(now.iso8601))") }
+            guard until > now else {
+                throw LedgerError(.invalidInput, "hold until \(until.iso8601) is not after now (\(now.iso8601))", details: ["field": "until"])
+            }
             try onAction(s, device: deviceId, .held(Hold(until: until, proof: proof)))
 
         case .recordOutcome(let id, let succeeded, let outcome):

@@ -25,7 +25,7 @@ struct WindowOptions: ParsableArguments {
     /// The window; `defaultSince` applies when none of the options is given (nil: all time).
     func window(now: Timestamp, defaultSince: Int64?) throws -> TimeWindow {
         if let since {
-            guard from == nil, to == nil else { throw LedgerError(.invalidInput, "give --since or --from/--to, not both") }
+            guard from == nil, to == nil else { throw LedgerError(.invalidInput, "give --since or --from/--to, not both", details: ["field": "since"]) }
             return .last(try Duration.parse(since), before: now)
         }
         if from == nil, to == nil {
@@ -49,7 +49,7 @@ enum Duration {
     /// `90s`, `30m`, `24h`, `7d` (a positive integer and a unit) in milliseconds.
     static func parse(_ text: String) throws -> Int64 {
         guard let ms = DurationText.milliseconds(text) else {
-            throw LedgerError(.invalidInput, "--since: expected a duration such as 24h, 90m or 7d, got \(text)")
+            throw LedgerError(.invalidInput, "--since: expected a duration such as 24h, 90m or 7d, got \(text)", details: ["field": "since"])
         }
         return ms
     }

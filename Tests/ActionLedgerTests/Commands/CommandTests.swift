@@ -122,6 +122,11 @@ import Testing
         let held = try l.run(.hold(actionId: "a1", device: "iphone", until: at("2026-11-22T10:00:00Z")))
         #expect(held.action?.displayState(now: at("2026-11-22T09:30:00Z")) == "held")
         #expect(held.action?.displayState(now: at("2026-11-22T10:00:00Z")) == "pending")
+        // Refusals name the field at fault (cli.md, exit 2's details).
+        let past = expectLedgerError(.invalidInput) { try l.run(.hold(actionId: "a1", device: "iphone", until: t0)) }
+        #expect(past?.details["field"] == .string("until"))
+        let same = expectLedgerError(.invalidInput) { try l.run(.edit(actionId: "a1", device: "iphone", text: proposal("a1").proposal.preview.text)) }
+        #expect(same?.details["field"] == .string("text"))
         #expect(code { try l.run(.recordOutcome(actionId: "a1", succeeded: true, outcome: [:])) } == .notApproved)
         #expect(code { try l.run(.expire(actionId: "a1")) } == .invalidInput)
         #expect(code { try l.run(.tap(.approve, actionId: "a1", device: "iphone"), now: at("2026-11-22T12:00:00Z")) } == .actionExpired)
