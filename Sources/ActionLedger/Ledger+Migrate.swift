@@ -50,13 +50,16 @@ extension Ledger {
     public func migrate() throws -> MigrationReport {
         let started = ContinuousClock.now
         guard !environment.isReadOnly else { throw LedgerError(.readOnly, "a migration writes; open the ledger writable") }
+        // The lock and the chain check come first even for a current store: an operator who
+        // runs migrate as a step of an upgrade must not be told "nothing to do" about a log
+        // that does not verify, or while a rebuild is rewriting its projections.
+        let lock = try RebuildLock(ledgerPath: environment.path)
+        defer { withExtendedLifetime(lock) {} }
+        _ = try verify()
         let head = try read { try $0.head().seq }
         guard let reason = migrationNeeded else {
             return MigrationReport(reason: nil, events: head, rebuilt: [], seconds: 0)
         }
-        let lock = try RebuildLock(ledgerPath: environment.path)
-        defer { withExtendedLifetime(lock) {} }
-        _ = try verify()
         let registry = registry
         let (dbs, rebuilt) = try environment.write { txn -> (LogDatabases, [String]) in
             try LogDatabases.migrateLegacyLayout(txn)

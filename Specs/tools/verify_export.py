@@ -45,6 +45,12 @@ def ms(text):
         total -= sign * (int(m.group(6)[1:3]) * 3600000 + int(m.group(6)[4:6]) * 60000)
     return total
 def timestamp(text): return fixed64(ms(text))
+def number(text):
+    # JSON has one number type: 2.0 is the integer 2 (as JSON Schema's "integer" and the
+    # engine read it), so an integral float is an int here; -0.0 stays a float (its sign is
+    # in a double's bytes).
+    f = float(text)
+    return int(f) if f.is_integer() and abs(f) < 2**63 and not (f == 0 and text.lstrip().startswith("-")) else f
 
 def compact(v):
     if v is None: return "null"
@@ -371,7 +377,7 @@ def main(argv):
     prev, seq, store, devices = bytes(32), 0, None, {}
     state = {"counts": {}, "recovery": {}, "previous": None}  # counters, recovery keys in force, the event before
     for line in open(argv[1], "rb"):
-        e = json.loads(line)
+        e = json.loads(line, parse_float=number)
         if e["seq"] != seq + 1: print("seq %d: missing" % (seq + 1)); return 1
         h = hashlib.sha256(prev + canonical(e)).digest()
         if h.hex() != e["hash"]: print("seq %d: hash mismatch" % e["seq"]); return 1

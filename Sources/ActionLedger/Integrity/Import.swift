@@ -37,6 +37,11 @@ extension Ledger {
                 throw LedgerError(.invalidInput, "\(e.message) (field '\(field)')", details: details)
             }
         }
+        // An empty file would make a store with no events, not even the `store.created` that
+        // says how a store was made: nothing to restore.
+        guard !events.isEmpty else {
+            throw LedgerError(.invalidInput, "the export holds no events; nothing to import", details: ["line": .number(1)])
+        }
         if let checkpoint { try Self.requireExtends(checkpoint, events) }
         try requireEmpty()
         try perform { session in

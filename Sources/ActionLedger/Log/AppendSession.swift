@@ -99,9 +99,12 @@ final class AppendSession {
             throw LedgerError(.invalidInput, "seq \(event.seq): time \(event.at.iso8601) is outside 2000…2100",
                               details: ["seq": .number(Double(event.seq)), "field": "at"])
         }
+        // A well-formed time that goes backwards is a history the engine could not have
+        // written (its clock is raised or refused first): decision replay's `time.monotonic`.
         if let before = try headTime(), event.at < before {
-            throw LedgerError(.invalidInput, "seq \(event.seq): time \(event.at.iso8601) is before the previous event's "
-                + "\(before.iso8601); event times never go backwards", details: ["seq": .number(Double(event.seq)), "field": "at"])
+            throw LedgerError(.replayMismatch, "seq \(event.seq): time \(event.at.iso8601) is before the previous event's "
+                + "\(before.iso8601); event times never go backwards (rule time.monotonic)",
+                details: ["seq": .number(Double(event.seq)), "field": "at", "rule": "time.monotonic", "refusal": .null])
         }
         // The stored value is the chain hash, then the event's bytes: encoded after 32 bytes
         // left for the hash, so the value is built in one buffer.

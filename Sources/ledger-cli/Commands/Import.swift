@@ -38,7 +38,12 @@ struct Import: LedgerSubcommand {
         let path = global.path
         let head: LogHead
         if FileManager.default.fileExists(atPath: path) {
-            // An existing (empty) store: a refusal rolls the one transaction back.
+            // An existing (empty) store: a refusal rolls the one transaction back. Anything
+            // else at the path (an empty file, a directory) is left alone.
+            do { try global.requireStore() } catch {
+                throw LedgerError(.invalidInput, "\(path) exists and is not a store; import builds a new store at a path "
+                    + "where nothing is, or fills an empty store")
+            }
             head = try global.open(write: true).importJSONL(path: file, checkpoint: cp)
         } else {
             AbandonedScratch.remove(beside: path, kind: "importing")

@@ -97,6 +97,11 @@ import Testing
         late.seq = 5
         late.commandId = "cmd-late"
         late.at = at("2026-11-22T09:00:00Z")
+        // A time going backwards is a history the engine could not have written: the
+        // replay rule, as an import reports it (integrity.md §5.4).
+        let e = expectLedgerError(.replayMismatch) { try l.append(verbatim: [(late, nil)]) }
+        #expect(e?.details["rule"] == .string("time.monotonic"))
+        late.at = at("1999-12-31T23:59:59Z")
         #expect(code { try l.append(verbatim: [(late, nil)]) } == .invalidInput)
     }
 }

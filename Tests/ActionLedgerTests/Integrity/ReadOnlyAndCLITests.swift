@@ -86,6 +86,32 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: copy + "-lock"))
     }
 
+    /// `import` makes a store only from events, and only where nothing is (or in an empty
+    /// store): an empty export, or an empty file or directory at the path, is refused and
+    /// nothing is created or touched.
+    @Test func importRefusesAnEmptyExportAndAPathThatHoldsNoStore() throws {
+        let f = try populatedStore()
+        let empty = f.path("empty.jsonl")
+        try Data().write(to: URL(fileURLWithPath: empty))
+        let none = try f.ledger(["import", empty, "--json"], db: f.path("new.lmdb"))
+        #expect(none.status == 2 && none.stdout.contains("no events"), "\(none.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: f.path("new.lmdb")))
+        var export: [UInt8] = []
+        try f.withLedger { l in try l.exportJSONL { export += $0 } }
+        let file = f.path("export.jsonl")
+        try Data(export).write(to: URL(fileURLWithPath: file))
+        let emptyFile = f.path("empty.lmdb"), directory = f.path("dir.lmdb")
+        try Data().write(to: URL(fileURLWithPath: emptyFile))
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        for path in [emptyFile, directory] {
+            let r = try f.ledger(["import", file], db: path)
+            #expect(r.status == 2 && r.stderr.contains("is not a store"), "\(path): \(r.stderr)")
+        }
+        #expect(try FileManager.default.attributesOfItem(atPath: emptyFile)[.size] as? Int == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        #expect(try f.ledger(["import", file], db: f.path("restored.lmdb")).status == 0)
+    }
+
     @Test func hostileInputThroughTheCLIIsRefusedAndWritesNothing() throws {
         let f = try populatedStore()
         try f.withLedger { $0.environment }.sync()

@@ -105,4 +105,25 @@ import Testing
         #expect(refused.status == 13)
         #expect(try Ledger(path: path).migrationNeeded != nil)
     }
+
+    /// A current store gets the same checks: migrate run as an upgrade step never says
+    /// "nothing to migrate" about a log that does not verify, or beside a running rebuild.
+    @Test func migrateChecksACurrentStoreToo() throws {
+        let t = try TempLedger()
+        try t.ledger.run(.propose(proposal("a1")))
+        try t.ledger.run(.propose(proposal("a2")))
+        #expect(try t.ledger.migrate().reason == nil)
+        do {
+            let lock = try RebuildLock(ledgerPath: t.ledger.environment.path)
+            defer { withExtendedLifetime(lock) {} }
+            #expect(code { _ = try t.ledger.migrate() } == .busy)
+        }
+        try t.ledger.environment.write { txn in
+            let key = Keys.u64(2)
+            var value = try #require(try txn.get(t.ledger.dbs.events, key: key))
+            value[value.count - 1] ^= 0x01
+            try txn.put(t.ledger.dbs.events, key: key, value: value)
+        }
+        #expect(code { _ = try t.ledger.migrate() } == .integrityFailure)
+    }
 }
