@@ -8,6 +8,15 @@ public struct ActivityPage: Sendable {
         ["person": .string(person), "count": .number(Double(items.count)), "items": .array(items.map(\.json)),
          "next_page_token": nextPageToken.map(JSON.string) ?? .null]
     }
+
+    /// The page's JSON with each item's proof members (queries.md: `proof_level`,
+    /// `key_fingerprint`, `uv_basis`), as the CLI and the HTTP route both answer it;
+    /// `proofs` from ``Ledger/proofSummaries(_:)`` over the items' seqs.
+    public func json(proofs: [UInt64: ProofSummary]) -> JSON {
+        guard case .object(var o) = json else { return json }
+        o["items"] = .array(items.map { ProofSummary.appending(proofs[$0.seq], to: $0.json) })
+        return .object(o)
+    }
 }
 
 extension ProjectionSnapshot {

@@ -32,12 +32,7 @@ struct Activity: LedgerSubcommand {
         let w = try window.window(now: try time.resolve(global, ledger), defaultSince: nil)
         let page = try ledger.query { try $0.activity(person: person, types: filter, in: w, limit: limit, pageToken: pageToken) }
         let proofs = try ledger.proofSummaries(page.items.map(\.seq))
-        if global.json {
-            guard case .object(var o) = page.json else { return }
-            o["items"] = .array(page.items.map { ProofColumns.with($0.json, proofs[$0.seq]) })
-            Output.json(.object(o))
-            return
-        }
+        if global.json { return Output.json(page.json(proofs: proofs)) }
         for i in page.items {
             Human.line("#\(i.seq) \(i.at.iso8601) \(i.type.name)\(i.actionId.map { " \($0)" } ?? "") by \(i.actor)"
                 + "\(i.device.map { " on \($0)" } ?? ""): \(i.summary)" + ProofColumns.human(proofs[i.seq]))

@@ -41,6 +41,10 @@ import Testing
             guard case .array(let trail)? = action.json["trail"] else { Issue.record("no trail: \(action.text)"); return }
             #expect(trail.contains { $0["type"] == "action.approved" && $0["proof_level"] == "asserted" }, "\(action.text)")
             #expect(trail.contains { $0["type"] == "action.proposed" && $0["proof_level"] == .null })
+            // A person's timeline too, as `ledger activity --json` prints it.
+            let activity = try await client.call(.get, "/v1/audit/activity?person=quinn&type=action.approved", token: h.auditor)
+            guard case .array(let steps)? = activity.json["items"] else { Issue.record("no items: \(activity.text)"); return }
+            #expect(!steps.isEmpty && steps.allSatisfy { $0["proof_level"] == "asserted" && $0["uv_basis"] != nil }, "\(activity.text)")
         }
     }
 }

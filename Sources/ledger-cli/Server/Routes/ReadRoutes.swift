@@ -137,9 +137,10 @@ extension LedgerServer {
             guard try self.ledger.read({ try $0.personOrg(person) }) == who.org else {
                 return LedgerServer.json(["person": .string(person), "count": 0, "items": .array([]), "next_page_token": .null])
             }
-            return LedgerServer.json(try self.ledger.query {
+            let page = try self.ledger.query {
                 try $0.activity(person: person, types: types, in: window, limit: limit, pageToken: q.string("page_token"))
-            }.json)
+            }
+            return LedgerServer.json(page.json(proofs: try self.ledger.proofSummaries(page.items.map(\.seq))))
         }
         router.get("/v1/audit/autoshipped") { request, context in
             let who = try context.require(.auditor)
