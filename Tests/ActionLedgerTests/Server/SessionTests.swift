@@ -16,6 +16,15 @@ import Testing
         let challenge = try await client.call(.post, "/v1/sessions/challenge", json: body)
         guard case .string(let id)? = challenge.json["challenge_id"], case .string(let hex)? = challenge.json["statement_hex"],
               let statement = Hex.decode(hex) else { throw LedgerError(.invalidInput, "no challenge: \(challenge.text)") }
+        // What statements.md §3.4 documents, rebuilt as a client should before signing.
+        let lines = String(decoding: statement, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let hex64 = /[0-9a-f]{64}/
+        guard lines.count == 6, lines[0] == "actionledger-session-v1", lines[1].hasPrefix("store_id: "),
+              lines[1].dropFirst(10).wholeMatch(of: hex64) != nil, lines[2] == "device: \(device)",
+              lines[3] == "purpose: " + (purpose == "revoke" ? "revoke:\(target ?? "")" : purpose),
+              lines[4].hasPrefix("challenge: "), lines[4].dropFirst(11).wholeMatch(of: hex64) != nil, lines[5].isEmpty else {
+            throw LedgerError(.invalidInput, "the challenge is not statements.md §3.4's form: \(lines)")
+        }
         let signature = Data(try P256Signature.sign(statement, pemPrivateKey: pem).signature).base64EncodedString()
         return #"{"challenge_id": "\#(id)", "signature": "\#(signature)"}"#
     }
@@ -29,6 +38,10 @@ import Testing
             let body = try await Self.signedChallenge(client, "laptop-1", pem)
             let session = try await client.call(.post, "/v1/sessions", json: body)
             #expect(session.status == .created)
+            // The store id it names is the one every tap statement binds (statements.md §2).
+            let challenge = try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "laptop-1"}"#)
+            let storeId = try #require(try h.ledger.read { try $0.storeId() })
+            #expect(challenge.text.contains(Hex.encode(Array("store_id: \(storeId.hex)".utf8))))
             // A challenge answers once.
             #expect(try await client.call(.post, "/v1/sessions", json: body).status == .unauthorized)
             guard case .string(let token)? = session.json["token"] else { Issue.record("no token"); return }
