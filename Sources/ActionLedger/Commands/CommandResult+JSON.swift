@@ -22,16 +22,16 @@ extension ActionState {
             }),
             "edits": .number(Double(edits)),
         ]
-        if let h = heldUntil { o["held_until"] = .string(h.iso8601) }
-        if let e = proposal.expiresAt { o["expires_at"] = .string(e.iso8601) }
-        if let s = proposal.scheduledFor { o["scheduled_for"] = .string(s.iso8601) }
-        if let d = decision {
-            o["decision"] = [
-                "type": .string(d.type.name), "actor": .string(d.actor), "device": d.device.map(JSON.string) ?? .null,
-                "at": .string(d.at.iso8601), "seq": .number(Double(d.seq)),
-                "policy_version": .number(Double(d.policyVersion)), "rule": .string(d.rule),
-            ]
-        }
+        // Absent values are null (queries.md, `--json`), as in Today's items: a client reads
+        // one shape whichever route gave it the action.
+        o["held_until"] = heldUntil.map { .string($0.iso8601) } ?? .null
+        o["expires_at"] = proposal.expiresAt.map { .string($0.iso8601) } ?? .null
+        o["scheduled_for"] = proposal.scheduledFor.map { .string($0.iso8601) } ?? .null
+        o["decision"] = decision.map { d in
+            ["type": .string(d.type.name), "actor": .string(d.actor), "device": d.device.map(JSON.string) ?? .null,
+             "at": .string(d.at.iso8601), "seq": .number(Double(d.seq)),
+             "policy_version": .number(Double(d.policyVersion)), "rule": .string(d.rule)]
+        } ?? .null
         return .object(o)
     }
 }
