@@ -40,6 +40,9 @@ import Testing
             let action = try await client.call(.get, "/v1/audit/actions/p-proof", token: h.auditor)
             guard case .array(let trail)? = action.json["trail"] else { Issue.record("no trail: \(action.text)"); return }
             #expect(trail.contains { $0["type"] == "action.approved" && $0["proof_level"] == "asserted" }, "\(action.text)")
+            // Its text does not read as verified: the approval only said so.
+            #expect(trail.contains { $0["type"] == "action.approved" && $0["detail"] == "low stakes, user verification claimed, unproven" },
+                    "\(action.text)")
             #expect(trail.contains { $0["type"] == "action.proposed" && $0["proof_level"] == .null })
             // A person's timeline too, as `ledger activity --json` prints it.
             let activity = try await client.call(.get, "/v1/audit/activity?person=quinn&type=action.approved", token: h.auditor)
