@@ -45,6 +45,8 @@ public enum EventCodec {
         }
         let seq = try r.fixed64()
         let at = try r.timestamp()
+        // Appends keep `at` within 2000…2100 (TimeRules); a stored one outside is damage.
+        guard at >= TimeRules.earliest, at < TimeRules.latest else { throw r.fail("event time \(at.milliseconds) ms out of range") }
         let actor = try r.string()
         let device = try r.optional { try $0.string() }
         let commandId = try r.string()

@@ -39,6 +39,7 @@ public struct EventView {
         guard (1...type.schemaVersion).contains(schemaVersion) else { throw r.fail("unsupported schema version \(schemaVersion)") }
         seq = try r.fixed64()
         at = Timestamp(milliseconds: Int64(bitPattern: try r.fixed64()))
+        guard at >= TimeRules.earliest, at < TimeRules.latest else { throw r.fail("event time \(at.milliseconds) ms out of range") }
         actor = try r.string()
         device = try r.optionalString()
         _ = try r.string()  // command id

@@ -20,7 +20,9 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// `2026-11-22T09:15:00.000Z`: always UTC, always milliseconds.
     public var iso8601: String {
         let days = utcDay
-        let msOfDay = milliseconds - days * Timestamp.day
+        // Wrapping: the true result lies in 0..<day, but for times near Int64.min (a damaged
+        // payload time) the product alone overflows; formatting must never trap.
+        let msOfDay = milliseconds &- days &* Timestamp.day
         let (y, m, d) = Timestamp.civil(fromDays: days)
         func pad(_ v: Int64, _ w: Int) -> String {
             let s = String(v)

@@ -278,9 +278,18 @@ public struct LogReader {
     public func command(_ commandId: String) throws -> (first: UInt64, count: Int)? {
         try dbs.commands.withValue(txn, key: commandId.utf8) { b in
             guard b.count == 12 else { throw Self.corruptRecord("commands", commandId, length: b.count, expected: 12) }
-            return (Keys.readU64(b), Int(UInt32(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self))))
+            let first = Keys.readU64(b), count = UInt32(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+            // Callers add the two: a damaged record is refused here, never an overflow trap.
+            guard first >= 1, first <= Self.maxSeq, count >= 1, count < UInt32.max else {
+                throw LedgerError(.corruptEvent, "the commands index entry of \(commandId) is damaged (first seq \(first), "
+                    + "\(count) events): run ledger verify", details: ["index": "commands", "key": .string(commandId)])
+            }
+            return (first, Int(count))
         }
     }
+
+    /// The highest seq a stored record may name (the log's seqs stay far below it).
+    static let maxSeq = UInt64(Int64.max / 2)
 
     /// A `commands` value, as ``command(_:)`` reads it: the first seq (8 bytes BE), then
     /// how many events the command appended (4 bytes BE).

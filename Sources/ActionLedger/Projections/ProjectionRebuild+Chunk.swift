@@ -230,24 +230,29 @@ final class FoldBudget: @unchecked Sendable {
     }
 }
 
-/// The threads folding a chunk's other groups: each result is written by its own thread
-/// and read only after ``wait()``, which the group's `leave` orders after every write.
+/// The threads folding a chunk's other groups. Safe to share: each thread writes only its
+/// own slot, a box of its own (writes to one shared array from several threads would race
+/// on the array's buffer), and the slots are read only after ``wait()``, which the group's
+/// `leave` orders after every write.
 private final class OtherThreads: @unchecked Sendable {
-    private var results: [Result<ShadowBuild.Chunk, any Error>]
+    /// Written by one thread, then read after the group's wait (see above).
+    private final class Slot: @unchecked Sendable { var result: Result<ShadowBuild.Chunk, any Error> = .success(ShadowBuild.Chunk()) }
+    private let slots: [Slot]
     private let group = DispatchGroup()
 
-    init(count: Int) { results = Array(repeating: .success(ShadowBuild.Chunk()), count: count) }
+    init(count: Int) { slots = (0..<count).map { _ in Slot() } }
 
     func start(_ i: Int, _ body: @escaping @Sendable () throws -> ShadowBuild.Chunk) {
         group.enter()
-        Thread.detachNewThread { [self] in
-            results[i] = Result { try body() }
+        let slot = slots[i]
+        Thread.detachNewThread { [group] in
+            slot.result = Result { try body() }
             group.leave()
         }
     }
 
     func wait() -> [Result<ShadowBuild.Chunk, any Error>] {
         group.wait()
-        return results
+        return slots.map(\.result)
     }
 }

@@ -46,7 +46,7 @@ extension ProjectionStore {
         }
         if let buffer = overlay?.postings {
             for (k, list) in buffer.sortedKeys() {
-                k.withUnsafeBytes { kb in
+                _ = k.withUnsafeBytes { kb in
                     buffer.lists[list].withUnsafeBytes { all in
                         Self.forEachPosting(all) { out[k, default: ListDigest()].add(Self.postingHash(kb, $0)); return true }
                     }

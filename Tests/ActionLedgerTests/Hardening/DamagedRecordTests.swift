@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// Stored bytes are never trusted: a damaged record is `corrupt_event`, never a trap that
+/// takes down the process (and with it `ledger serve`) on every request that touches it.
+@Suite struct DamagedRecordTests {
+    /// A `commands` entry whose range would overflow: the command id's next use (over HTTP,
+    /// any client's Idempotency-Key) is refused instead of trapping on `first + count`.
+    @Test func aDamagedCommandsEntryIsCorruptNotATrap() throws {
+        let t = try TempLedger(), l = t.ledger!
+        let seq = try l.run(.propose(proposal("a1")), commandId: "cmd-damaged").events[0].seq
+        for (first, count) in [(UInt64.max - 15, UInt32(32)), (0, 1), (5, 0), (2, UInt32.max)] {
+            var value = Keys.u64(first)
+            withUnsafeBytes(of: count.bigEndian) { value.append(contentsOf: $0) }
+            try l.environment.write { txn in try l.dbs.commands.put(txn, key: "cmd-damaged".utf8, value: value) }
+            #expect(code { try l.run(.propose(proposal("a2")), commandId: "cmd-damaged") } == .corruptEvent, "\(first), \(count)")
+        }
+        // An intact entry still answers the replay.
+        try l.environment.write { txn in
+            try l.dbs.commands.put(txn, key: "cmd-damaged".utf8, value: LogReader.commandRecord(first: seq, count: 1))
+        }
+        #expect(try l.run(.propose(proposal("a1")), commandId: "cmd-damaged").replayed)
+    }
+
+    /// An event whose stored time is out of the engine's range (here Int64.min): every
+    /// reader of it — the decoder and the decode-free view — refuses it as corrupt.
+    @Test func anEventTimeOutOfRangeIsCorruptNotATrap() throws {
+        let t = try TempLedger(), l = t.ledger!
+        let seq = try l.run(.propose(proposal("a1"))).events[0].seq
+        try l.environment.write { txn in
+            var value = try #require(try txn.get(l.dbs.events, key: Keys.u64(seq)))
+            // hash (32) ‖ format, type, schema version (3) ‖ seq (8) ‖ at (8)
+            for i in 0..<8 { value[43 + i] = i == 0 ? 0x80 : 0 }
+            try txn.put(l.dbs.events, key: Keys.u64(seq), value: value)
+        }
+        #expect(code { _ = try l.read { try $0.event(seq) } } == .corruptEvent)
+        #expect(code { try l.read { try $0.forEachView(from: seq) { _, _ in true } } } == .corruptEvent)
+        // Formatting any time never traps either (a payload time is not range-checked).
+        #expect(Timestamp(milliseconds: .min).iso8601.hasSuffix("Z"))
+        #expect(Timestamp(milliseconds: .max).iso8601.hasSuffix("Z"))
+    }
+}
