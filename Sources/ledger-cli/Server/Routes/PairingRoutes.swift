@@ -26,12 +26,16 @@ extension LedgerServer {
             let who = try context.require(.device)
             let state = try self.ledger.read { try $0.deviceState(who.device!) }
             _ = try Self.liveKey(who.device!, state)  // only a keyed device can vouch for another
-            // Eight digits, read aloud or typed on the new device; the id is the secret half.
-            let code = String(UInt64.random(in: 10_000_000...99_999_999))
             let expires = try self.now().adding(milliseconds: Self.pairingLifetime)
-            self.pairings.withLock { p in
+            let code = self.pairings.withLock { p in
                 p = p.filter { $0.value.expiresAt > expires.adding(milliseconds: -Self.pairingLifetime) }
+                // Eight digits, read aloud or typed on the new device; the id is the secret
+                // half. Drawn again while in use: a collision must not replace another
+                // person's open pairing.
+                var code: String
+                repeat { code = String(UInt64.random(in: 10_000_000...99_999_999)) } while p[code] != nil
                 p[code] = Pairing(introducer: who.device!, person: who.person!, org: who.org, expiresAt: expires)
+                return code
             }
             return LedgerServer.json(["code": .string(code), "expires_at": .string(expires.iso8601)], status: .created)
         }
