@@ -16,6 +16,9 @@ public struct Identity: Sendable, Equatable {
     /// A device session's key term: the seq of the event that put its key in force (a
     /// rotation after it ends the session; one before it does not). Nil for tokens.
     public var keySeq: UInt64? = nil
+    /// A device session's record key (the SHA-256 of its secret, never the secret): open
+    /// streams re-check the session by it, one lookup instead of a scan of every session.
+    var sessionHash: Digest? = nil
 
     /// The device this identity acts as.
     var device: String? { scope == .device ? subject : nil }

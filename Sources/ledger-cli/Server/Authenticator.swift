@@ -35,7 +35,8 @@ final class Authenticator: Sendable {
                 throw Problem.unauthorized("the session is unknown, expired or signed out")
             }
             session = s
-            identity = Identity(id: s.id, org: s.org, scope: .device, subject: s.device, person: s.person, keySeq: s.keySeq)
+            identity = Identity(id: s.id, org: s.org, scope: .device, subject: s.device, person: s.person, keySeq: s.keySeq,
+                                sessionHash: hash)
         } else {
             guard let t = try token(hash: hash), t.isLive(at: now) else {
                 throw Problem.unauthorized("the token is unknown, expired or revoked")
@@ -71,7 +72,8 @@ final class Authenticator: Sendable {
         if identity.id.hasPrefix("tok-") {
             guard try caughtUp({ $0.byId[identity.id]?.isLive(at: now) ?? false }) else { return false }
         } else {
-            guard let s = try sessions.session(id: identity.id), s.revokedAt == nil, now < s.expiresAt else { return false }
+            let record = try identity.sessionHash.map { try sessions.session(secretHash: $0) } ?? sessions.session(id: identity.id)
+            guard let s = record, s.id == identity.id, s.revokedAt == nil, now < s.expiresAt else { return false }
             // A rotated key ends the session, and the streams it opened, as a revocation does.
             guard let d = try identity.device.flatMap({ id in try ledger.read { try $0.deviceState(id) } }) else { return false }
             return d.revokedAt == nil && s.isBound(to: d)

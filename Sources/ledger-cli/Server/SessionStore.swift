@@ -86,10 +86,18 @@ final class SessionStore: Sendable {
     private static let sessions = "sessions"   // secret hash (hex) → session JSON
     private static let devices = "devices"     // device id → last connected (ISO-8601)
 
-    /// Records a new session under the hash of its secret.
+    /// Records a new session under the hash of its secret, and drops the sessions that have
+    /// expired (no request can use one again), so the table holds only live and signed-out
+    /// sessions of the last lifetime, not every sign-in ever made.
     func add(_ session: Session, secretHash: Digest) throws {
         try environment.write { txn in
             let db = try txn.openDatabase(Self.sessions)!
+            var expired: [[UInt8]] = []
+            try txn.scan(db) { k, v in
+                if let s = try? Session(json: try JSONParser.parse(Array(v))), s.expiresAt <= session.createdAt { expired.append(Array(k)) }
+                return true
+            }
+            for k in expired { _ = try txn.delete(db, key: k) }
             try txn.put(db, key: Array(secretHash.hex.utf8), value: Array(session.json.serialized().utf8))
         }
     }

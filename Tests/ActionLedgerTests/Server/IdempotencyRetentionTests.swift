@@ -47,6 +47,24 @@ import Testing
         }
     }
 
+    /// Sessions: a sign-in drops the sessions that have expired, so the table (which an open
+    /// stream's re-check and a revocation read) holds only the last lifetime's.
+    @Test func aSignInDropsExpiredSessions() throws {
+        let temp = try TempLedger()
+        let store = try SessionStore(path: SessionStore.path(beside: temp.path), now: t0)
+        func session(_ id: String, created: Timestamp, lifetime: Int64) -> SessionStore.Session {
+            .init(id: id, device: "phone-1", person: "quinn", org: "quinn-co", createdAt: created,
+                  expiresAt: created.adding(milliseconds: lifetime), keyFingerprint: nil, keySeq: nil)
+        }
+        let old = Ledger.tokenHash("als_old"), live = Ledger.tokenHash("als_live"), new = Ledger.tokenHash("als_new")
+        try store.add(session("ses-old", created: t0, lifetime: Timestamp.hour), secretHash: old)
+        try store.add(session("ses-live", created: t0, lifetime: Timestamp.day), secretHash: live)
+        #expect(try store.session(secretHash: old)?.id == "ses-old")
+        try store.add(session("ses-new", created: t0.adding(milliseconds: Timestamp.hour), lifetime: Timestamp.day), secretHash: new)
+        #expect(try store.session(secretHash: old) == nil && store.session(id: "ses-old") == nil)
+        #expect(try store.session(secretHash: live)?.id == "ses-live" && store.session(secretHash: new)?.id == "ses-new")
+    }
+
     /// The store's side: a response counts as gone once past the retention even before it is
     /// pruned; pruning removes exactly the expired ones, and each new one prunes a bounded batch.
     @Test func expiredResponsesAreGoneAndPrunedInBatches() throws {
