@@ -23,8 +23,15 @@ SCOPES = {"device": 1, "specialist": 2, "auditor": 3}
 STAKES = {"low": 0, "medium": 1, "high": 2}
 
 def u8(v): return bytes([v])
-def fixed64(v): return struct.pack(">Q", v & (2**64 - 1))
+def whole(v):
+    # An integer field spelt as a float (-0.0, 2.0) is that integer, as the engine reads it.
+    if isinstance(v, float):
+        assert v.is_integer(), "not an integer: %r" % v
+        return int(v)
+    return v
+def fixed64(v): return struct.pack(">Q", whole(v) & (2**64 - 1))
 def varint(v):
+    v = whole(v)
     out = bytearray()
     while v >= 0x80:
         out.append((v & 0x7F) | 0x80); v >>= 7
@@ -45,6 +52,11 @@ def ms(text):
         total -= sign * (int(m.group(6)[1:3]) * 3600000 + int(m.group(6)[4:6]) * 60000)
     return total
 def timestamp(text): return fixed64(ms(text))
+def refuse_constant(name): raise ValueError("%s is not JSON (RFC 8259)" % name)
+def no_duplicates(pairs):
+    keys = [k for k, _ in pairs]
+    if len(keys) != len(set(keys)): raise ValueError("duplicate key")
+    return dict(pairs)
 def number(text):
     # JSON has one number type: 2.0 is the integer 2 (as JSON Schema's "integer" and the
     # engine read it), so an integral float is an int here; -0.0 stays a float (its sign is
@@ -377,7 +389,12 @@ def main(argv):
     prev, seq, store, devices = bytes(32), 0, None, {}
     state = {"counts": {}, "recovery": {}, "previous": None}  # counters, recovery keys in force, the event before
     for line in open(argv[1], "rb"):
-        e = json.loads(line, parse_float=number)
+        try:
+            e = json.loads(line, parse_float=number, parse_constant=refuse_constant, object_pairs_hook=no_duplicates)
+        except ValueError as x:
+            print("seq %d: not strict JSON: %s" % (seq + 1, x)); return 1
+        if not (946684800000 <= ms(e["at"]) < 4102444800000):
+            print("seq %s: time %s outside 2000…2100" % (e["seq"], e["at"])); return 1
         if e["seq"] != seq + 1: print("seq %d: missing" % (seq + 1)); return 1
         h = hashlib.sha256(prev + canonical(e)).digest()
         if h.hex() != e["hash"]: print("seq %d: hash mismatch" % e["seq"]); return 1

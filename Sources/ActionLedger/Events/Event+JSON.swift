@@ -32,6 +32,8 @@ extension Event {
             throw r.fail("schema_version", "unsupported version \(version) of \(typeName) (this build reads 1…\(type.schemaVersion))")
         }
         let at = try r.timestamp("at")
+        // As every append requires (TimeRules): an export is checked as strictly as the log.
+        guard at >= TimeRules.earliest, at < TimeRules.latest else { throw r.fail("at", "\(at.iso8601) is outside 2000…2100") }
         let actor = try r.string("actor", max: FieldReader.Limit.id)
         // Ids are read as strictly as new input (Specs/events.md, Identifier); only the
         // actor may carry a specialist's display name (`specialist:<name>`).

@@ -10,6 +10,10 @@ public struct LogReader {
     public func head() throws -> LogHead {
         try dbs.head.withValue(txn, key: MetaKey.head) { b in
             guard b.count == 40 else { throw Self.corruptRecord("head", "head", length: b.count, expected: 40) }
+            guard Keys.readU64(b) <= Self.maxSeq else {
+                throw LedgerError(.corruptEvent, "the head record names seq \(Keys.readU64(b)): it is damaged; run ledger verify",
+                                  details: ["index": "head", "key": "head"])
+            }
             return LogHead(seq: Keys.readU64(b), hash: Digest(bytes: UnsafeRawBufferPointer(rebasing: b[8..<40]))!)
         } ?? .empty
     }
@@ -63,7 +67,15 @@ public struct LogReader {
 
     /// Visits events in seq order from `from` (inclusive); `body` returns false to stop.
     public func forEach(from: UInt64 = 1, _ body: (StoredEvent) throws -> Bool) throws {
-        try txn.scan(dbs.events, from: Keys.u64(from)) { _, v in try body(try LogReader.decode(v)) }
+        try txn.scan(dbs.events, from: Keys.u64(from)) { k, v in
+            let stored = try LogReader.decode(v)
+            // A record under another seq's key is damage: never print or export it as that seq.
+            guard k.count == 8, stored.seq == Keys.readU64(k) else {
+                throw LedgerError(.corruptEvent, "the event stored at seq \(k.count == 8 ? Keys.readU64(k) : 0) carries seq \(stored.seq)",
+                                  details: ["seq": .number(Double(k.count == 8 ? Keys.readU64(k) : 0))])
+            }
+            return try body(stored)
+        }
     }
 
     /// Visits events in seq order read in place (``EventView``), each with a `decode` that
@@ -280,7 +292,7 @@ public struct LogReader {
             guard b.count == 12 else { throw Self.corruptRecord("commands", commandId, length: b.count, expected: 12) }
             let first = Keys.readU64(b), count = UInt32(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
             // Callers add the two: a damaged record is refused here, never an overflow trap.
-            guard first >= 1, first <= Self.maxSeq, count >= 1, count < UInt32.max else {
+            guard first >= 1, first <= Self.maxSeq, count >= 1, count <= Self.maxCommandEvents else {
                 throw LedgerError(.corruptEvent, "the commands index entry of \(commandId) is damaged (first seq \(first), "
                     + "\(count) events): run ledger verify", details: ["index": "commands", "key": .string(commandId)])
             }
@@ -290,6 +302,10 @@ public struct LogReader {
 
     /// The highest seq a stored record may name (the log's seqs stay far below it).
     static let maxSeq = UInt64(Int64.max / 2)
+    /// The most events a `commands` record may count. The engine writes one or two per
+    /// command; the bound keeps a damaged count from sending a replay through billions of
+    /// lookups inside the write transaction.
+    static let maxCommandEvents: UInt32 = 1 << 16
 
     /// A `commands` value, as ``command(_:)`` reads it: the first seq (8 bytes BE), then
     /// how many events the command appended (4 bytes BE).

@@ -10,7 +10,7 @@ import Testing
     @Test func aDamagedCommandsEntryIsCorruptNotATrap() throws {
         let t = try TempLedger(), l = t.ledger!
         let seq = try l.run(.propose(proposal("a1")), commandId: "cmd-damaged").events[0].seq
-        for (first, count) in [(UInt64.max - 15, UInt32(32)), (0, 1), (5, 0), (2, UInt32.max)] {
+        for (first, count) in [(UInt64.max - 15, UInt32(32)), (0, 1), (5, 0), (2, UInt32.max), (2, UInt32.max - 1), (2, 1 << 31)] {
             var value = Keys.u64(first)
             withUnsafeBytes(of: count.bigEndian) { value.append(contentsOf: $0) }
             try l.environment.write { txn in try l.dbs.commands.put(txn, key: "cmd-damaged".utf8, value: value) }
@@ -21,6 +21,28 @@ import Testing
             try l.dbs.commands.put(txn, key: "cmd-damaged".utf8, value: LogReader.commandRecord(first: seq, count: 1))
         }
         #expect(try l.run(.propose(proposal("a1")), commandId: "cmd-damaged").replayed)
+    }
+
+    /// A head record that names a seq the log does not end at (past it, or absurd): every
+    /// write is refused as corrupt before it appends, so a gap is never written after it.
+    @Test func aHeadRecordTheLogDoesNotMatchRefusesWrites() throws {
+        let t = try TempLedger(), l = t.ledger!
+        let seq = try l.run(.propose(proposal("a1"))).events[0].seq
+        let intact = try l.read { try $0.head() }
+        for claimed in [seq + 10, seq - 1, UInt64.max] {
+            try l.environment.write { txn in
+                try l.dbs.head.put(txn, key: MetaKey.head, value: Keys.u64(claimed) + intact.hash.bytes)
+            }
+            #expect(code { try l.run(.propose(proposal("a2"))) } == .corruptEvent, "head \(claimed)")
+            #expect(try l.environment.read { txn in try txn.get(l.dbs.events, key: Keys.u64(seq + 1)) } == nil)
+        }
+        // An event stored under another seq's key is never listed as that seq.
+        try l.environment.write { txn in
+            try l.dbs.head.put(txn, key: MetaKey.head, value: Keys.u64(intact.seq) + intact.hash.bytes)
+            let value = try #require(try txn.get(l.dbs.events, key: Keys.u64(seq)))
+            try txn.put(l.dbs.events, key: Keys.u64(seq + 1), value: value)
+        }
+        #expect(code { try l.read { r in try r.forEach(from: seq) { _ in true } } } == .corruptEvent)
     }
 
     /// An event whose stored time is out of the engine's range (here Int64.min): every

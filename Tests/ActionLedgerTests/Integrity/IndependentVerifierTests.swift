@@ -65,6 +65,12 @@ import Testing
         let (respeltStatus, respeltText) = try python([path])
         #expect(respeltStatus == 0, "\(respeltText)")
         #expect(try ExportVerifier.verify(path: path).head == head)
+        let exported = String(decoding: bytes, as: UTF8.self)
+        // Not strict JSON (a duplicate key): both refuse it.
+        try Data(exported.replacingOccurrences(of: "\"seq\":2,", with: "\"seq\":2,\"seq\":2,").utf8).write(to: URL(fileURLWithPath: path))
+        let (duplicate, duplicateText) = try python([path])
+        #expect(duplicate == 1 && duplicateText.contains("duplicate key"), "\(duplicateText)")
+        #expect(throws: LedgerError.self) { try ExportVerifier.verify(path: path) }
         // And it catches what the engine catches.
         let tampered = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "not this week", with: "not this year")
         try Data(tampered.utf8).write(to: URL(fileURLWithPath: path))
