@@ -48,17 +48,8 @@ final class AppendSession {
     init(txn: Transaction, dbs: LogDatabases) throws {
         self.txn = txn
         self.dbs = dbs
-        head = try LogReader(txn: txn, dbs: dbs).head()
+        head = try LogReader(txn: txn, dbs: dbs).headMatchingLog()
         initialHead = head
-        // The head record must name the log's last event: a damaged one that claimed more
-        // would have the next append leave a gap, one that claimed less overwrite the end.
-        let cursor = try Cursor(txn, dbs.events)
-        defer { cursor.close() }
-        let last = try cursor.last().map { $0.key.count == 8 ? Keys.readU64($0.key) : UInt64.max } ?? 0
-        guard last == head.seq else {
-            throw LedgerError(.corruptEvent, "the head record names seq \(head.seq) but the log ends at seq \(last): "
-                + "the store is damaged, nothing was written; run ledger verify", details: ["index": "head", "key": "head"])
-        }
     }
 
     /// Runs `body` in a nested transaction: its appends are kept when it returns, and on

@@ -18,6 +18,23 @@ public struct LogReader {
         } ?? .empty
     }
 
+    /// ``head()``, checked against the log's last key: what a write (or a rebuild that
+    /// folds up to the head) begins from. A damaged head that claimed more would have the
+    /// next append leave a gap (and a rebuild wait for events that never come), one that
+    /// claimed less overwrite the end.
+    /// - throws: `corrupt_event` when they disagree.
+    func headMatchingLog() throws -> LogHead {
+        let head = try head()
+        let cursor = try Cursor(txn, dbs.events)
+        defer { cursor.close() }
+        let last = try cursor.last().map { $0.key.count == 8 ? Keys.readU64($0.key) : UInt64.max } ?? 0
+        guard last == head.seq else {
+            throw LedgerError(.corruptEvent, "the head record names seq \(head.seq) but the log ends at seq \(last): "
+                + "the store is damaged, nothing was written; run ledger verify", details: ["index": "head", "key": "head"])
+        }
+        return head
+    }
+
     /// Lends the stored value of event `seq` (hash ‖ canonical bytes).
     public func withRawEvent<R>(_ seq: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try withUnsafeBytes(of: seq.bigEndian) { k in try txn.withValue(dbs.events, key: k, body) }

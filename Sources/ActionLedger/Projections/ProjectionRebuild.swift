@@ -195,7 +195,7 @@ struct ShadowBuild: Sendable {
                        resumed: [String: UInt64]) throws -> Step {
         let reader = LogReader(txn: txn, dbs: dbs)
         var step = Step()
-        step.head = try reader.head().seq
+        step.head = try reader.headMatchingLog().seq
         var shadows: [(any Projection, ProjectionMeta, ProjectionStore)] = []
         for p in pending {
             guard let meta = try registry.meta(p.name, rebuild: true, in: txn), meta.version == p.version else {

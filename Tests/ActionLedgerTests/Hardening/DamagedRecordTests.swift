@@ -34,6 +34,8 @@ import Testing
                 try l.dbs.head.put(txn, key: MetaKey.head, value: Keys.u64(claimed) + intact.hash.bytes)
             }
             #expect(code { try l.run(.propose(proposal("a2"))) } == .corruptEvent, "head \(claimed)")
+            // A rebuild, which folds up to the head, refuses it too instead of waiting for ever.
+            #expect(code { _ = try l.rebuild() } == .corruptEvent, "rebuild, head \(claimed)")
             #expect(try l.environment.read { txn in try txn.get(l.dbs.events, key: Keys.u64(seq + 1)) } == nil)
         }
         // An event stored under another seq's key is never listed as that seq.
