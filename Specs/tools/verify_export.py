@@ -22,13 +22,14 @@ CODES = {"action.proposed": 1, "action.reviewed": 2, "action.confirmed": 3, "act
 SCOPES = {"device": 1, "specialist": 2, "auditor": 3}
 STAKES = {"low": 0, "medium": 1, "high": 2}
 
-def u8(v): return bytes([v])
 def whole(v):
-    # An integer field spelt as a float (-0.0, 2.0) is that integer, as the engine reads it.
+    # JSON has one number type: an integer field spelt as a float (2.0, -0.0) is that
+    # integer, as the engine (and JSON Schema's "integer") reads it.
     if isinstance(v, float):
         assert v.is_integer(), "not an integer: %r" % v
         return int(v)
     return v
+def u8(v): return bytes([whole(v)])
 def fixed64(v): return struct.pack(">Q", whole(v) & (2**64 - 1))
 def varint(v):
     v = whole(v)
@@ -57,12 +58,6 @@ def no_duplicates(pairs):
     keys = [k for k, _ in pairs]
     if len(keys) != len(set(keys)): raise ValueError("duplicate key")
     return dict(pairs)
-def number(text):
-    # JSON has one number type: 2.0 is the integer 2 (as JSON Schema's "integer" and the
-    # engine read it), so an integral float is an int here; -0.0 stays a float (its sign is
-    # in a double's bytes).
-    f = float(text)
-    return int(f) if f.is_integer() and abs(f) < 2**63 and not (f == 0 and text.lstrip().startswith("-")) else f
 
 def compact(v):
     if v is None: return "null"
@@ -390,7 +385,7 @@ def main(argv):
     state = {"counts": {}, "recovery": {}, "previous": None}  # counters, recovery keys in force, the event before
     for line in open(argv[1], "rb"):
         try:
-            e = json.loads(line, parse_float=number, parse_constant=refuse_constant, object_pairs_hook=no_duplicates)
+            e = json.loads(line, parse_constant=refuse_constant, object_pairs_hook=no_duplicates)
         except ValueError as x:
             print("seq %d: not strict JSON: %s" % (seq + 1, x)); return 1
         if not (946684800000 <= ms(e["at"]) < 4102444800000):

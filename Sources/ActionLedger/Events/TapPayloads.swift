@@ -28,6 +28,13 @@ public struct Approval: Sendable, Equatable {
     public var rulesVersion: UInt32 = 1
     /// The device's signature over the tap statement (schema 3), if it sent one.
     public var proof: SignedProof? = nil
+
+    /// What the audit and printed results say of user verification: proven only by a
+    /// user-verification key's signature, else whose word it rests on; nil when not claimed.
+    public var userVerificationText: String? {
+        guard userVerified else { return nil }
+        return Payload.approved(self).proofLevel == .signedUV ? "user verified" : "user verification claimed, unproven"
+    }
 }
 
 /// `action.auto_shipped`.

@@ -84,13 +84,10 @@ public struct LogReader {
 
     /// Visits events in seq order from `from` (inclusive); `body` returns false to stop.
     public func forEach(from: UInt64 = 1, _ body: (StoredEvent) throws -> Bool) throws {
-        try txn.scan(dbs.events, from: Keys.u64(from)) { k, v in
+        try forEachRaw(from: from) { seq, v in
             let stored = try LogReader.decode(v)
             // A record under another seq's key is damage: never print or export it as that seq.
-            guard k.count == 8, stored.seq == Keys.readU64(k) else {
-                throw LedgerError(.corruptEvent, "the event stored at seq \(k.count == 8 ? Keys.readU64(k) : 0) carries seq \(stored.seq)",
-                                  details: ["seq": .number(Double(k.count == 8 ? Keys.readU64(k) : 0))])
-            }
+            guard stored.seq == seq else { throw Self.misplaced(seq, carries: stored.seq) }
             return try body(stored)
         }
     }
@@ -102,10 +99,7 @@ public struct LogReader {
                             _ body: (EventView, _ decode: () throws -> Event) throws -> Bool) throws {
         try forEachRaw(from: from) { seq, v in
             let view = try EventView(stored: v)
-            guard view.seq == seq else {
-                throw LedgerError(.corruptEvent, "the event stored at seq \(seq) carries seq \(view.seq)",
-                                  details: ["seq": .number(Double(seq))])
-            }
+            guard view.seq == seq else { throw Self.misplaced(seq, carries: view.seq) }
             var decoded: Event?
             return try body(view) {
                 if let decoded { return decoded }
@@ -114,6 +108,10 @@ public struct LogReader {
                 return event
             }
         }
+    }
+
+    static func misplaced(_ seq: UInt64, carries carried: UInt64) -> LedgerError {
+        LedgerError(.corruptEvent, "the event stored at seq \(seq) carries seq \(carried)", details: ["seq": .number(Double(seq))])
     }
 
     /// Visits raw stored values (hash ‖ bytes) in seq order: verification reads these

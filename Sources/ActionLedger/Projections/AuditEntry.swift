@@ -68,10 +68,8 @@ public struct AuditEntry: Sendable, Equatable {
         case .approved(let a):
             policyVersion = a.policyVersion
             rule = a.rule
-            // Only a user-verification key's signature proves it; otherwise the detail says
-            // whose word it rests on, so a reader who skips `proof_level` is not misled.
-            let proven = event.payload.proofLevel == .signedUV
-            detail = "\(a.stakes.rawValue) stakes" + (a.userVerified ? (proven ? ", user verified" : ", user verification claimed, unproven") : "")
+            // Worded so a reader who skips `proof_level` is not misled (Approval.userVerificationText).
+            detail = "\(a.stakes.rawValue) stakes" + (a.userVerificationText.map { ", " + $0 } ?? "")
         case .autoShipped(let a):
             policyVersion = a.policyVersion
             rule = a.rule

@@ -5,9 +5,6 @@ import ActionLedger
 enum ProofColumns {
     static let csvHeader = ["proof_level", "key_fingerprint"]
 
-    /// `json` (an object) with the proof members appended; null members for events no device made.
-    static func with(_ json: JSON, _ proof: ProofSummary?) -> JSON { ProofSummary.appending(proof, to: json) }
-
     static func csv(_ proof: ProofSummary?) -> [String] {
         [proof?.level.rawValue ?? "", proof?.keyFingerprint?.hex ?? ""]
     }

@@ -85,7 +85,7 @@ enum AuditPrinter {
 
     /// Entries as JSON items or CSV rows, each with its step's proof (``ProofColumns``).
     static func json(_ entries: [AuditEntry], _ proofs: [UInt64: ProofSummary]) -> JSON {
-        .array(entries.map { ProofColumns.with($0.json, proofs[$0.seq]) })
+        .array(entries.map { ProofSummary.appending(proofs[$0.seq], to: $0.json) })
     }
 
     static func csv(_ entries: [AuditEntry], _ proofs: [UInt64: ProofSummary]) {

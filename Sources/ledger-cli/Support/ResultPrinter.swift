@@ -29,7 +29,7 @@ enum ResultPrinter {
         s += " by \(e.actor)"
         if let d = e.device { s += " on \(d)" }
         switch e.payload {
-        case .approved(let a): s += " (\(a.rule), policy v\(a.policyVersion)\(a.userVerified ? (Payload.approved(a).proofLevel == .signedUV ? ", user verified" : ", user verification claimed, unproven") : ""))"
+        case .approved(let a): s += " (\(a.rule), policy v\(a.policyVersion)\(a.userVerificationText.map { ", " + $0 } ?? ""))"
         case .autoShipped(let a): s += " (\(a.rule), policy v\(a.policyVersion), confidence \(a.confidence))"
         case .dismissed(let d): s += d.reason.isEmpty ? "" : " (\(d.reason))"
         case .held(let h): s += " until \(h.until.iso8601)"
