@@ -8,7 +8,7 @@ a refusal's problem document, the per-address limit keyed on the client nginx fo
 the proxy (no buffering). Needs nginx and python3's `cryptography`.
 Usage: python3 Tests/e2e/nginx_tls.py --ledger PATH/TO/ledger
 """
-import argparse, datetime, http.client, os, socket, ssl, subprocess, sys, tempfile, time
+import argparse, atexit, datetime, http.client, os, shutil, socket, ssl, subprocess, sys, tempfile, time
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -50,6 +50,7 @@ def main():
     ap.add_argument("--ledger", required=True)
     ledger = ap.parse_args().ledger
     tmp = tempfile.mkdtemp(prefix="serve-tls-")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # the store, key and nginx scratch go with the run
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
     now = datetime.datetime.now(datetime.timezone.utc)

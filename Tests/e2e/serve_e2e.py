@@ -13,10 +13,12 @@ Standard library plus `cryptography` (P-256 signatures, as a phone's secure encl
 Usage: python3 Tests/e2e/serve_e2e.py --ledger PATH/TO/ledger   (exit 0 when all hold)
 """
 import argparse
+import atexit
 import base64
 import http.client
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -139,6 +141,7 @@ def main():
     ap.add_argument("--ledger", required=True)
     ledger = ap.parse_args().ledger
     tmp = tempfile.mkdtemp(prefix="serve-e2e-")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # the store and keys go with the run
     db = os.path.join(tmp, "e2e.lmdb")
 
     # The laptop's key: user-verification protected (its approvals count as user verified).

@@ -6,15 +6,12 @@ import Testing
 /// (invalid UTF-8, FIFOs, keygen, expire twice, unknown device audit, read-only files,
 /// the stress workers out of the shipped CLI).
 @Suite struct InputSafetyTests {
-    let dir: URL
-    let db: String
+    /// The suite's store and scratch files, removed when the test's suite instance goes.
+    let fixture: ProcessFixture
+    var dir: URL { fixture.dir }
+    var db: String { fixture.db }
 
-    init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("in-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        db = dir.appendingPathComponent("l.lmdb").path
-        try createTestClockStore(at: db)
-    }
+    init() throws { fixture = try ProcessFixture("in") }
 
     func ledger(_ args: [String], stdin: String? = nil, now: String = "2026-11-22T09:00:00Z") throws -> LedgerProcess.Output {
         try LedgerProcess.run(args + ["--db", db], environment: ["LEDGER_NOW": now], stdin: stdin)

@@ -5,15 +5,12 @@ import Testing
 /// Issue 11 §6: what the human output shows an auditor must be what the log holds. Text
 /// from specialists (previews, names) can carry newlines and bidi controls; ids cannot.
 @Suite struct OutputSafetyTests {
-    let dir: URL
-    let db: String
+    /// The suite's store and scratch files, removed when the test's suite instance goes.
+    let fixture: ProcessFixture
+    var dir: URL { fixture.dir }
+    var db: String { fixture.db }
 
-    init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("out-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        db = dir.appendingPathComponent("l.lmdb").path
-        try createTestClockStore(at: db)
-    }
+    init() throws { fixture = try ProcessFixture("out") }
 
     func ledger(_ args: String..., stdin: String? = nil) throws -> LedgerProcess.Output {
         try LedgerProcess.run(args + ["--db", db], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"], stdin: stdin)

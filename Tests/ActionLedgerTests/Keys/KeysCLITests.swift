@@ -5,15 +5,12 @@ import Testing
 /// The CLI of device keys: keygen, keyed links, `statement`, and taps signed with `--key`
 /// (swift-crypto) or `--proof` made by Python's `cryptography` as an independent signer.
 @Suite struct KeysCLITests {
-    let dir: URL
-    let db: String
+    /// The suite's store and scratch files, removed when the test's suite instance goes.
+    let fixture: ProcessFixture
+    var dir: URL { fixture.dir }
+    var db: String { fixture.db }
 
-    init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("al-keys-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        db = dir.appendingPathComponent("s.lmdb").path
-        try createTestClockStore(at: db)
-    }
+    init() throws { fixture = try ProcessFixture("al-keys") }
 
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 

@@ -5,15 +5,12 @@ import Testing
 /// The query commands as operators run them: real processes, the documented JSON keys,
 /// `--read-only`, CSV, exit statuses.
 @Suite struct QueryCLITests {
-    let dir: URL
-    let db: String
+    /// The suite's store and scratch files, removed when the test's suite instance goes.
+    let fixture: ProcessFixture
+    var dir: URL { fixture.dir }
+    var db: String { fixture.db }
 
-    init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("qcli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        db = dir.appendingPathComponent("l.lmdb").path
-        try createTestClockStore(at: db)
-    }
+    init() throws { fixture = try ProcessFixture("qcli") }
 
     func ledger(_ args: String...) throws -> LedgerProcess.Output {
         try LedgerProcess.run(args + ["--db", db], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"])

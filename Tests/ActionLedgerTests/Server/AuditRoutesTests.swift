@@ -14,7 +14,7 @@ import Testing
         // The operator acts in both orgs; a policy and a token name no person of either.
         try h.ledger.run(.setPolicy(PolicyDocument(userVerification: []), org: "other-co"), now: now)
         try h.ledger.run(.setPolicy(PolicyDocument(userVerification: []), org: "quinn-co"), now: now)
-        try h.ledger.issueToken(org: "other-co", scope: .auditor, subject: nil, expiresAt: now.adding(milliseconds: Timestamp.day), now: now)
+        _ = try h.ledger.issueToken(org: "other-co", scope: .auditor, subject: nil, expiresAt: now.adding(milliseconds: Timestamp.day), now: now)
         try await h.test { client in
             let listing = try await client.call(.get, "/v1/audit/actors/operator?limit=1000", token: h.auditor)
             #expect(listing.status == .ok, "\(listing.text)")
