@@ -12,7 +12,7 @@ import Testing
         let l = t.ledger!
         try l.link("iphone")
         let callers = 24
-        try l.execute(batch: (0..<callers).map { CommandRequest(.propose(proposal("a\($0)", stakes: .low)), now: t0) })
+        _ = try l.execute(batch: (0..<callers).map { CommandRequest(.propose(proposal("a\($0)", stakes: .low)), now: t0) })
         let seen = Locked<[Int: CommandResult]>([:])
         let problems = Locked<[String]>([])
         try onThreads(callers) { i in

@@ -33,8 +33,8 @@ import Testing
                                  outcome: ["error": "rate\u{1}limited \"x\"", "retry_in": 1.5, "n": 3, "nested": ["a": [true, .null]]]))
         // Every store `ledger serve` runs on holds token events: each scope, one revoked.
         let day = t0.adding(milliseconds: Timestamp.day)
-        try l.issueToken(org: "quinn-co", scope: .device, subject: "iphone", expiresAt: day, now: t0)
-        try l.issueToken(org: "quinn-co", scope: .specialist, subject: "content-onlyfans", expiresAt: day, now: t0)
+        _ = try l.issueToken(org: "quinn-co", scope: .device, subject: "iphone", expiresAt: day, now: t0)
+        _ = try l.issueToken(org: "quinn-co", scope: .specialist, subject: "content-onlyfans", expiresAt: day, now: t0)
         let auditor = try l.issueToken(org: "quinn-co", scope: .auditor, subject: nil, expiresAt: day, now: t0)
         try l.revokeToken(auditor.record.tokenId, reason: "rotated", now: t0)
         let head = try l.read { try $0.head() }
