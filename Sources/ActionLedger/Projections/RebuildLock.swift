@@ -14,7 +14,7 @@ final class RebuildLock {
     /// - throws: `busy` when another rebuild holds it.
     init(ledgerPath: String) throws {
         path = ledgerPath + "-rebuild.lock"
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw LedgerError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))") }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno

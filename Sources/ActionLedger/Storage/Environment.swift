@@ -106,7 +106,9 @@ public final class Environment: @unchecked Sendable {
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if options.unsafeNoSync { flags |= UInt32(MDB_NOSYNC) }
             if noLock { flags |= UInt32(MDB_NOLOCK) }
-            try check(mdb_env_open(handle, path, flags, 0o644), "mdb_env_open(\(path))")
+            // Owner-only (the data file and its -lock): the store is every org's whole audit
+            // record, and the server's org and role scoping means nothing to a reader of the file.
+            try check(mdb_env_open(handle, path, flags, 0o600), "mdb_env_open(\(path))")
             try requireWholeFile(handle, path)
             var dead: Int32 = 0
             if !noLock { _ = mdb_reader_check(handle, &dead) }
@@ -229,7 +231,7 @@ public final class Environment: @unchecked Sendable {
     /// Writes a consistent copy of the environment to `destination` (a new file), while
     /// writers keep going; with `compact`, free pages are omitted (`MDB_CP_COMPACT`).
     public func copy(to destination: String, compact: Bool = true) throws {
-        let fd = open(destination, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        let fd = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)  // owner-only, as the store
         guard fd >= 0 else { throw LMDBError(code: errno, operation: "open(\(destination))") }
         defer { close(fd) }
         try check(mdb_env_copyfd2(env, fd, compact ? UInt32(MDB_CP_COMPACT) : 0), "mdb_env_copyfd2")

@@ -14,7 +14,7 @@ struct Backup: LedgerSubcommand {
 
     func execute() throws {
         try global.requireStore()
-        guard !FileManagerShim.exists(dest) else { throw LedgerError(.invalidInput, "\(dest) already exists") }
+        guard !FileManagerShim.existsOrDangling(dest) else { throw LedgerError(.invalidInput, "\(dest) already exists") }
         let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
         // This process's own partial file: two backups to one DEST never share (or delete)
         // each other's copy.
@@ -33,9 +33,7 @@ struct Backup: LedgerSubcommand {
             if errno == EEXIST { throw LedgerError(.invalidInput, "\(dest) already exists (another backup wrote it meanwhile)") }
             throw LedgerError(.storage, "cannot link \(partial) as \(dest): \(String(cString: strerror(errno)))")
         }
-        let dir = (dest as NSString).deletingLastPathComponent
-        let fd = open(dir.isEmpty ? "." : dir, O_RDONLY)
-        if fd >= 0 { fsync(fd); close(fd) }  // make the rename durable
+        FileManagerShim.syncDirectory(of: dest)
         let copied = try Ledger(path: dest, options: Ledger.Options(readOnly: true))
         let head = try copied.read { try $0.head() }
         let size = (try? FileManager.default.attributesOfItem(atPath: dest)[.size] as? Int) ?? 0
@@ -46,8 +44,4 @@ struct Backup: LedgerSubcommand {
             Human.line("backed up \(head.seq) events to \(dest) (\(size) bytes); check it with: LEDGER_DB=\(dest) ledger verify")
         }
     }
-}
-
-enum FileManagerShim {
-    static func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
 }

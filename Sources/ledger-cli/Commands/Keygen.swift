@@ -46,12 +46,12 @@ enum KeyFile {
     /// Creates `path` with `mode` from the start (never a moment world-readable), refusing
     /// to overwrite an existing file.
     static func create(_ path: String, _ text: String, mode: mode_t) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, mode)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else {
             throw LedgerError(.invalidInput, "cannot create \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
-        fchmod(fd, mode)  // the umask may have narrowed it; never widened beyond `mode`
+        fchmod(fd, mode)  // exactly `mode`, whatever the umask: 0600 for a key, 0644 for its public half
         let bytes = Array(text.utf8)
         guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count, fsync(fd) == 0 else {
             throw LedgerError(.storage, "cannot write \(path): \(String(cString: strerror(errno)))")

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// What `export --out` and `backup` write: only a new file, never over the store, another
+/// file or a symlink's target, and owner-only, as the store itself is.
+@Suite struct OutputFileTests {
+    let fixture: ProcessFixture
+    init() throws { fixture = try ProcessFixture("outfile") }
+
+    func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+    func mode(_ path: String) throws -> Int { try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) }
+
+    @Test func exportNeverTruncatesAnExistingFile() throws {
+        try fixture.withLedger { try $0.link("iphone") }
+        let store = bytes(fixture.db)
+        let notes = fixture.path("notes.txt")
+        try "my notes".write(toFile: notes, atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("to-store.jsonl"), withDestinationPath: fixture.db)
+        try FileManager.default.createSymbolicLink(atPath: fixture.path("dangling.jsonl"), withDestinationPath: fixture.path("nowhere"))
+        for out in [fixture.db, fixture.db + "-lock", notes, fixture.path("to-store.jsonl"), fixture.path("dangling.jsonl")] {
+            let refused = try fixture.ledger(["export", "--out", out])
+            #expect(refused.status == LedgerError.Code.invalidInput.exitStatus, "\(out): \(refused.stderr)")
+            #expect(refused.stderr.contains("already exists"))
+        }
+        #expect(bytes(fixture.db) == store)
+        #expect(bytes(notes) == Data("my notes".utf8))
+        #expect(!FileManager.default.fileExists(atPath: fixture.path("nowhere")))
+        #expect(try fixture.ledger(["verify"]).status == 0)
+
+        let out = fixture.path("e.jsonl")
+        #expect(try fixture.ledger(["export", "--out", out]).status == 0)
+        #expect(try fixture.ledger(["verify", "--export", out]).status == 0)
+        #expect(try mode(out) == 0o600)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: fixture.dir.path).filter { $0.contains(".partial-") }
+        #expect(leftovers.isEmpty)
+    }
+
+    /// Under the usual umask (022) too: the modes are the engine's, not the umask's.
+    @Test func storesBackupsAndLocksAreOwnerOnly() throws {
+        let db = fixture.path("new.lmdb")
+        #expect(try fixture.ledger(["init", "--test-clock"], db: db).status == 0)
+        #expect(try fixture.ledger(["rebuild"], db: db).status == 0)
+        let backup = fixture.path("b.lmdb")
+        #expect(try fixture.ledger(["backup", backup], db: db).status == 0)
+        for path in [db, db + "-lock", db + "-rebuild.lock", backup] {
+            #expect(try mode(path) == 0o600, "\(path)")
+        }
+    }
+}
