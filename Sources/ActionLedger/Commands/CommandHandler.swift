@@ -10,6 +10,13 @@ enum CommandHandler {
         let reader = session.reader
         if let done = try reader.command(request.commandId) {
             let events = try (done.first..<done.first + UInt64(done.count)).compactMap { try reader.event($0) }
+            // The index is bookkeeping outside the chain: a retry is answered only with events
+            // the log itself records under this id, never another command's.
+            if events.count != done.count || events.contains(where: { $0.event.commandId != request.commandId }) {
+                throw LedgerError(.corruptEvent, "the commands index entry of \(request.commandId) names seqs \(done.first)…"
+                    + "\(done.first + UInt64(done.count) - 1), which the log does not record under that id: run ledger verify",
+                                  details: ["index": "commands", "key": .string(request.commandId)])
+            }
             if let first = events.first?.event, CommandReplay.answers(request.command, first) {
                 return try replay(request, events, reader)
             }

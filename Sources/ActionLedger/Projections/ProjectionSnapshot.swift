@@ -37,6 +37,15 @@ public struct ProjectionSnapshot {
         self.registry = registry
         self.dbs = dbs
         head = try LogReader(txn: txn, dbs: dbs).head().seq
+        // The projections of a store whose log records predate the current layout were never
+        // checked against them (`verify --deep` cannot compare them either): answered only once
+        // `ledger migrate` has converted and verified it. The marker is bookkeeping outside
+        // the chain, so a marker set back by hand is refused here too, never trusted.
+        let layout = try MetaLayout.layout(dbs, txn)
+        guard layout == MetaLayout.current else {
+            throw LedgerError(.projectionStale, "\(txn.environment.path) holds layout \(layout) of the log's records, this build "
+                + "reads layout \(MetaLayout.current): run `ledger migrate` to convert the store", details: ["layout": .number(Double(layout))])
+        }
     }
 
     /// The named projection's state at the head, refusing a stale one (`projection_stale`).

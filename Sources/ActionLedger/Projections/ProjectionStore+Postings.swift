@@ -33,14 +33,25 @@ extension ProjectionStore {
         try flushPostings()
         var out = overlay?.listDigests ?? [:]
         if let postingDatabase, !memoryOnly {
+            // The digests are order-free, so the order the queries rely on is checked here:
+            // a segment's key is its list, 0x00 and its first posting; its postings ascend,
+            // and they follow the list's previous segment (the next key in LMDB's order).
+            var previous: (list: [UInt8], last: UInt64)?
             try txn.scan(postingDatabase) { k, v in
-                guard k.count > 9, v.count % 8 == 0 else {
-                    throw LedgerError(.integrityFailure, "\(name): posting segment \(PageToken(k)) is malformed")
+                let list = Array(k.dropLast(9))
+                var last = previous?.list == list ? previous!.last : 0
+                let wellFormed = k.count > 9 && k[k.count - 9] == 0 && v.count > 0 && v.count % 8 == 0
+                    && Keys.readU64(UnsafeRawBufferPointer(rebasing: k.suffix(8))) == Keys.readU64(v)
+                    && Self.forEachPosting(v) { let seq = Keys.readU64($0); defer { last = seq }; return seq > last }
+                guard wellFormed else {
+                    throw LedgerError(.integrityFailure, "projection \(name): posting segment \(PageToken(k)) is malformed or out of "
+                        + "order; `ledger rebuild --projection \(name)` rebuilds it from the log",
+                                      details: ["problem": "projection_mismatch", "projection": .string(name)])
                 }
-                let list = UnsafeRawBufferPointer(rebasing: k.dropLast(9))
-                var digest = out[Array(list), default: ListDigest()]
-                Self.forEachPosting(v) { digest.add(Self.postingHash(list, $0)); return true }
-                out[Array(list)] = digest
+                var digest = out[list, default: ListDigest()]
+                list.withUnsafeBytes { lb in Self.forEachPosting(v) { digest.add(Self.postingHash(lb, $0)); return true } }
+                out[list] = digest
+                previous = (list, last)
                 return true
             }
         }

@@ -63,7 +63,14 @@ struct Verify: LedgerSubcommand {
             // them (in memory, writing nothing): the audit listings an auditor reads are checked too.
             if deep {
                 proofs = try ledger.verifyProofs()
-                if ledger.migrationNeeded == nil { projections = try Self.compareProjections(ledger) }
+                // Deep means compared: a store that needs `ledger migrate` (its layout marker, outside
+                // the chain, may also have been set back by hand) cannot be, and is never called ok.
+                if let reason = ledger.migrationNeeded {
+                    throw LedgerError(.migrationRequired, "the log verifies (\(report.head.seq) events), but --deep cannot compare "
+                        + "the projections and index records of a store written by an older build (\(reason)): run "
+                        + "`ledger migrate --db \(global.path)` (it verifies the chain first), then `ledger verify --deep`")
+                }
+                projections = try Self.compareProjections(ledger)
             }
         }
         progress.clear()
