@@ -20,9 +20,11 @@ public struct ActivityPage: Sendable {
 }
 
 extension ProjectionSnapshot {
-    /// `person`'s events in time order within `window`, only those of `types` when given.
+    /// `person`'s events in time order within `window`, only those of `types` when given, and
+    /// only those recorded under `org` when given (an auditor's view: a person id such as the
+    /// operator's may be named by events of several orgs).
     public func activity(person: String, types: Set<EventType>? = nil, in window: TimeWindow = .all,
-                         limit: Int = 100, pageToken: String? = nil) throws -> ActivityPage {
+                         limit: Int = 100, pageToken: String? = nil, org: String? = nil) throws -> ActivityPage {
         guard (1...100_000).contains(limit) else { throw LedgerError(.invalidInput, "limit must be 1…100000, got \(limit)") }
         let store = try store("activity")
         let query = "activity/\(person)/" + (types.map { $0.map(\.name).sorted().joined(separator: ",") } ?? "all")
@@ -31,12 +33,14 @@ extension ProjectionSnapshot {
         try store.postings(0, Array(person.utf8), from: range.lowerBound) { seq in
             guard seq < range.upperBound else { return false }
             if let types, !types.contains(try loggedType(seq)) { return true }
+            let event = try loggedEvent(seq)
+            if let org, event.org != org { return true }
             if page.items.count == limit {
                 let last = page.items[limit - 1]
                 page.nextPageToken = rowToken(at: last.at, seq: last.seq, query: query)
                 return false
             }
-            page.items.append(ActivityItem(try loggedEvent(seq)))
+            page.items.append(ActivityItem(event))
             return true
         }
         return page

@@ -50,4 +50,44 @@ import Testing
             #expect(!steps.isEmpty && steps.allSatisfy { $0["proof_level"] == "asserted" && $0["uv_basis"] != nil }, "\(activity.text)")
         }
     }
+
+    /// A specialist's token never binds a person to its org: another org's token cannot
+    /// claim her, so neither her enrolment nor what its auditor reads is another org's.
+    @Test func aSpecialistProposesOnlyForPeopleOfItsOrg() async throws {
+        let h = try ServerHarness()
+        let now = ServerHarness.systemNow()
+        try await h.test { client in
+            let unbound = try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("p-carol", person: "carol"))
+            #expect(unbound.status == .forbidden && unbound.code == "org_mismatch", "\(unbound.text)")
+            // The operator's person id is named by every org's tokens and policies.
+            let op = try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("p-op", person: "operator"))
+            #expect(op.status == .forbidden && op.code == "org_mismatch", "\(op.text)")
+            let quinn = try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("p-quinn"))
+            #expect(quinn.status == .created, "\(quinn.text)")
+        }
+        #expect(try h.ledger.read { try $0.personOrg("carol") } == nil)
+        // Still free for her own org's operator to enrol.
+        try h.ledger.run(.linkDevice(device: "carol-phone", person: "carol", org: "other-co", label: "c", platform: .ios), now: now)
+    }
+
+    /// A person's timeline over HTTP holds only events recorded under the auditor's org,
+    /// whichever org the person id is bound to.
+    @Test func anActivityTimelineIsTheAuditorsOrgByTheEventsOwnOrg() async throws {
+        let h = try ServerHarness()
+        let now = ServerHarness.systemNow()
+        // The operator's events of another org: a token and a policy that name "operator".
+        _ = try h.ledger.issueToken(org: "other-co", scope: .auditor, subject: nil, expiresAt: now.adding(milliseconds: Timestamp.day), now: now)
+        try h.ledger.run(.setPolicy(PolicyDocument(userVerification: []), org: "other-co"), now: now)
+        try h.ledger.run(.propose(ProposalInput(actionId: "p-op", org: "quinn-co", person: "operator",
+                                                proposal: proposal("x").proposal)), now: now)
+        try await h.test { client in
+            let page = try await client.call(.get, "/v1/audit/activity?person=operator&limit=1000", token: h.auditor)
+            #expect(page.status == .ok, "\(page.text)")
+            guard case .array(let items)? = page.json["items"] else { Issue.record("no items: \(page.text)"); return }
+            let all = try h.ledger.query { try $0.activity(person: "operator", limit: 1000) }.items
+            let mine = try h.ledger.read { r in try all.filter { try r.event($0.seq)?.event.org == "quinn-co" } }
+            #expect(all.count > mine.count && !mine.isEmpty)
+            #expect(items.compactMap { if case .number(let n)? = $0["seq"] { UInt64(n) } else { nil } } == mine.map(\.seq), "\(page.text)")
+        }
+    }
 }

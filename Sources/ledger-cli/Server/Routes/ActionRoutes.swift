@@ -16,6 +16,14 @@ extension LedgerServer {
             guard input.proposal.specialist.agent == who.subject else {
                 throw Problem.forbidden("this token proposes as agent \(who.subject ?? "")")
             }
+            // A person is bound to the org of the first event naming her (policy.md §1): a
+            // specialist's proposal is never that event, or any org's token could claim another
+            // org's people, and with them what its auditor may read. An operator enrols her
+            // (`ledger devices link`, or a proposal on the CLI).
+            guard try self.ledger.read({ try $0.personOrg(input.person) }) == who.org else {
+                throw LedgerError(.orgMismatch, "person \(input.person) is not enrolled in org \(who.org): an operator links "
+                    + "her device there first", details: ["person": .string(input.person), "org": .string(who.org)])
+            }
             let id = try LedgerServer.idempotencyKey(request) ?? input.commandId
             return try await self.run(CommandRequest(.propose(input), commandId: id, now: try self.now()), status: .created)
         }
