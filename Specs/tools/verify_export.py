@@ -407,6 +407,7 @@ def main(argv):
         if checkpoint and checkpoint[0] == e["seq"] and checkpoint[2] < ms(e["at"]):
             print("seq %d: the checkpoint is dated before it (backdated)" % e["seq"]); return 1
         prev, seq = h, e["seq"]
+    if seq == 0: print("no events: every export begins with store.created"); return 1
     if checkpoint and seq < checkpoint[0]: print("seq %d: truncated before the checkpoint" % (seq + 1)); return 1
     print("ok", seq, prev.hex()); return 0
 

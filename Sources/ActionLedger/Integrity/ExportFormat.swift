@@ -78,8 +78,16 @@ public struct ExportVerifier {
         }
     }
 
-    /// Checks the end of the export (a checkpoint it must reach).
-    public func finish() throws { try chain.finish(head: nil) }
+    /// Checks the end of the export (a checkpoint it must reach). An export without events is
+    /// refused as `import` refuses it: every store begins with `store.created`, so an empty
+    /// file is no export (most often what a failed or killed one left), never "ok, 0 events".
+    public func finish() throws {
+        guard chain.seq > 0 else {
+            throw LedgerError(.invalidInput, "the export holds no events (every export begins with store.created)",
+                              details: ["line": .number(1)])
+        }
+        try chain.finish(head: nil)
+    }
 
     /// Verifies a whole export file (`-` for stdin) without any LMDB environment.
     public static func verify(path: String, checkpoint: Checkpoint? = nil,

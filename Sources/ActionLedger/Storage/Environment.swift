@@ -228,14 +228,11 @@ public final class Environment: @unchecked Sendable {
         return info.me_mapsize
     }
 
-    /// Writes a consistent copy of the environment to `destination` (a new file), while
-    /// writers keep going; with `compact`, free pages are omitted (`MDB_CP_COMPACT`).
-    public func copy(to destination: String, compact: Bool = true) throws {
-        let fd = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)  // owner-only, as the store
-        guard fd >= 0 else { throw LMDBError(code: errno, operation: "open(\(destination))") }
-        defer { close(fd) }
+    /// Writes a consistent copy of the environment to the open file `fd`, while writers keep
+    /// going; with `compact`, free pages are omitted (`MDB_CP_COMPACT`). The caller flushes
+    /// and names the file (the CLI's `NewFile`: named only once whole).
+    public func copy(toDescriptor fd: Int32, compact: Bool = true) throws {
         try check(mdb_env_copyfd2(env, fd, compact ? UInt32(MDB_CP_COMPACT) : 0), "mdb_env_copyfd2")
-        try check(fsync(fd) == 0 ? 0 : errno, "fsync(\(destination))")
     }
 
     /// Flushes buffers to disk (only matters with ``Options/unsafeNoSync``).

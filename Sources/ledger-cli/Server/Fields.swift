@@ -56,7 +56,8 @@ struct Query {
 
     func int(_ key: String, default value: Int, in range: ClosedRange<Int>) throws -> Int {
         guard let s = string(key) else { return value }
-        guard let n = Int(s), range.contains(n) else {
+        // `Int` alone takes "+5": an integer here is an optional minus and digits, nothing else.
+        guard s.utf8.dropFirst(s.hasPrefix("-") ? 1 : 0).allSatisfy({ (0x30...0x39).contains($0) }), let n = Int(s), range.contains(n) else {
             throw Problem.invalid("\(key): expected an integer in \(range.lowerBound)…\(range.upperBound)", field: key)
         }
         return n

@@ -170,6 +170,11 @@ public final class LedgerServer: Sendable {
             buffer = try await request.collectBody(upTo: context.maxUploadSize)
         } catch is NIOTooManyBytesError {
             throw Problem(.contentTooLarge, "payload_too_large", "the body is over \(context.maxUploadSize) bytes")
+        } catch {
+            // What breaks while the body streams in is the client's (a malformed chunk, a
+            // connection dropped part-way): a 400, never an internal error to alert on.
+            context.logger.debug("unreadable request body", metadata: ["error": "\(error)"])
+            throw Problem.invalid("the request body could not be read (malformed chunked encoding, or the connection ended part-way)")
         }
         guard buffer.readableBytes > 0 else { return nil }
         try requireJSON(request)

@@ -36,6 +36,24 @@ import Testing
         #expect(leftovers.isEmpty)
     }
 
+    /// An export that cannot finish (here the file-size limit stops it part-way, as a full
+    /// disk or a kill would) leaves no FILE, whole-looking or not, and no scratch file.
+    @Test func anExportThatCannotFinishLeavesNothing() throws {
+        try fixture.withLedger { l in
+            try l.link("iphone")
+            for i in 0..<300 { try l.run(.propose(proposal("p\(i)", text: String(repeating: "x", count: 1_000)))) }
+        }
+        let out = fixture.path("cut.jsonl")
+        // dash's `ulimit -f` counts 512-byte blocks (64 KiB here); SIGXFSZ ignored, so the write fails with an error.
+        let cut = try Child("/bin/sh", ["-c", "ulimit -f 128; trap '' XFSZ; exec \"$0\" \"$@\"",
+                                        LedgerProcess.binary, "export", "--out", out, "--db", fixture.db]).finish(within: 60)
+        #expect(cut.status == LedgerError.Code.storage.exitStatus, "\(cut.stdout) \(cut.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.dir.path).allSatisfy { !$0.hasPrefix("cut.jsonl") })
+        #expect(try fixture.ledger(["export", "--out", out]).status == 0)
+        #expect(try fixture.ledger(["verify", "--export", out]).status == 0)
+    }
+
     /// Under the usual umask (022) too: the modes are the engine's, not the umask's.
     @Test func storesBackupsAndLocksAreOwnerOnly() throws {
         let db = fixture.path("new.lmdb")

@@ -96,6 +96,11 @@ import Testing
         let none = try f.ledger(["import", empty, "--json"], db: f.path("new.lmdb"))
         #expect(none.status == 2 && none.stdout.contains("no events"), "\(none.stdout)")
         #expect(!FileManager.default.fileExists(atPath: f.path("new.lmdb")))
+        // Both verifiers refuse it too: never "ok, 0 events" for what a failed export leaves.
+        let verified = try f.ledger(["verify", "--export", empty, "--json"])
+        #expect(verified.status == 2 && verified.stdout.contains("no events"), "\(verified.stdout)")
+        let independent = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, empty])
+        #expect(independent.status == 1 && independent.stdout.contains("no events"), "\(independent.stdout)")
         var export: [UInt8] = []
         try f.withLedger { l in try l.exportJSONL { export += $0 } }
         let file = f.path("export.jsonl")

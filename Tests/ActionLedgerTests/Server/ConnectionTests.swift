@@ -42,6 +42,21 @@ import Glibc
         }
     }
 
+    /// A body that cannot be read (a malformed chunk size) is the client's error: 400, not 500.
+    @Test func aMalformedChunkedBodyIsABadRequest() async throws {
+        let h = try ServerHarness()
+        try await h.test { client in
+            for size in ["zz", "FFFFFFFFFFFFFFFFFF"] {
+                let c = try RawConnection(port: client.port!)
+                try c.send("POST /v1/actions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(h.specialist)\r\n"
+                    + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\n{}\r\n0\r\n\r\n")
+                let answer = await c.read(until: "\r\n\r\n", within: 20)
+                #expect(answer.hasPrefix("HTTP/1.1 400"), "\(size): \(answer)")
+            }
+            #expect(try await client.call(.get, "/healthz").status == .ok)
+        }
+    }
+
     @Test func anIdleOrStalledConnectionIsClosedButALiveStreamIsNot() async throws {
         let h = try ServerHarness(idleTimeout: .milliseconds(300))
         try await h.test { client in

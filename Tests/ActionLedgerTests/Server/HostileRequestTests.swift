@@ -16,6 +16,20 @@ import Testing
                                               headers: [.lastEventID: "18446744073709551615", .accept: accept])
                 #expect(r.status == .badRequest && r.code == "invalid_input", "\(r.status) \(r.text)")
             }
+            // Digits only, and never past the log: such a cursor would wait silently for a seq the
+            // log has not reached (a forged one, or one from before a restore).
+            let head = try h.ledger.read { try $0.head().seq }
+            for value in ["+1", "0x1", "\(head + 1)"] {
+                let r = try await client.call(.get, "/v1/events", token: h.auditor, headers: [.lastEventID: value, .accept: "application/x-ndjson"])
+                #expect(r.status == .badRequest && r.code == "invalid_input", "\(value): \(r.status) \(r.text)")
+            }
+            for from in ["+1", "\(head + 2)"] {
+                let r = try await client.call(.get, "/v1/events?from=\(from)", token: h.auditor, headers: [.accept: "application/x-ndjson"])
+                #expect(r.status == .badRequest && r.code == "invalid_input", "from=\(from): \(r.status) \(r.text)")
+            }
+            let upToDate = try await client.call(.get, "/v1/events", token: h.auditor,
+                                                 headers: [.lastEventID: "\(head)", .accept: "application/x-ndjson"])
+            #expect(upToDate.status == .ok && upToDate.body.readableBytes == 0, "\(upToDate.text)")
             #expect(try await client.call(.get, "/healthz").status == .ok)
             // The auth scheme is case-insensitive (RFC 9110 §11.1).
             #expect(try await client.call(.get, "/v1/today", headers: [.authorization: "bearer \(h.phone)"]).status == .ok)

@@ -44,13 +44,21 @@ extension LedgerServer {
             let head = try self.ledger.read { try $0.head().seq }
             var from: UInt64?
             if let last = request.headers[.lastEventID] {
-                // Bounded as `from` is: a seq past any log's (2^64 - 1 would overflow the next seq).
-                guard let n = UInt64(last.trimmingCharacters(in: .whitespaces)), n < UInt64(Query.maxSeq) else {
+                // Digits only (openapi's pattern; `UInt64` alone takes "+5"), and bounded as `from` is.
+                let text = last.trimmingCharacters(in: .whitespaces)
+                guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let n = UInt64(text), n < UInt64(Query.maxSeq) else {
                     throw Problem.invalid("Last-Event-ID: expected a seq below \(Query.maxSeq)", field: "Last-Event-ID")
                 }
                 from = n + 1
             } else if q.string("from") != nil {
                 from = UInt64(try q.int("from", default: 1, in: 1...Query.maxSeq))
+            }
+            // A cursor past the log was never one of its events (a forged cursor, or a store
+            // restored from an older copy): refused, so the client learns it, instead of a
+            // stream that stays silent until the log reaches that seq.
+            if let from, from > head + 1 {
+                throw Problem.invalid("the log ends at seq \(head): a stream can start at \(head + 1) at the latest, not \(from)",
+                                      field: request.headers[.lastEventID] != nil ? "Last-Event-ID" : "from")
             }
             if request.headers[.accept]?.contains("application/x-ndjson") == true {
                 return self.catchUp(who, from: from ?? 1, to: head)

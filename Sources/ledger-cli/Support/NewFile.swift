@@ -1,0 +1,77 @@
+import ActionLedger
+import Foundation
+
+/// A new file that gets its name only once it is whole (`backup`, `export --out`): until
+/// ``commit()`` it has no name at all (`O_TMPFILE`, so a process killed part-way leaves
+/// nothing behind), or, where the file system cannot do that, the name `DEST.partial-PID`,
+/// removed when the process ends without committing. The name DEST is never a half-written
+/// file, never replaces anything (a file, a directory, a symlink, dangling or not), and the
+/// file is owner-only (0600), as the store is.
+final class NewFile {
+    let destination: String
+    /// Where the bytes go.
+    let fd: Int32
+    private let partial: String?
+    private var committed = false
+
+    /// - throws: `invalid_input` when DEST exists or its folder cannot take a new file.
+    init(_ destination: String) throws {
+        self.destination = destination
+        guard !Self.exists(destination) else { throw LedgerError(.invalidInput, "\(destination) already exists") }
+        let dir = Self.directory(of: destination)
+        let unnamed = Self.tmpfile.map { open(dir, $0 | O_WRONLY | O_CLOEXEC, 0o600) } ?? -1
+        if unnamed >= 0 {
+            (fd, partial) = (unnamed, nil)
+        } else {
+            let path = destination + ".partial-\(getpid())"
+            // O_EXCL|O_NOFOLLOW: a planted name (a symlink included) is refused, never followed.
+            let named = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard named >= 0 else { throw LedgerError(.invalidInput, "cannot create \(path): \(String(cString: strerror(errno)))") }
+            (fd, partial) = (named, path)
+        }
+        fchmod(fd, 0o600)  // exactly owner-only, whatever the umask
+    }
+
+    deinit {
+        close(fd)
+        if let partial, !committed { unlink(partial) }
+    }
+
+    /// Flushes the file and gives it its name, durably.
+    /// - throws: `invalid_input` when DEST appeared meanwhile (it is kept); `storage_error`.
+    func commit() throws {
+        guard fsync(fd) == 0 else { throw LedgerError(.storage, "cannot flush \(destination): \(String(cString: strerror(errno)))") }
+        // link, never rename: it fails when DEST exists, so whatever appeared there meanwhile is kept.
+        let linked = partial.map { link($0, destination) }
+            ?? linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, destination, AT_SYMLINK_FOLLOW)
+        guard linked == 0 else {
+            if errno == EEXIST { throw LedgerError(.invalidInput, "\(destination) already exists (written meanwhile)") }
+            throw LedgerError(.storage, "cannot name \(destination): \(String(cString: strerror(errno)))")
+        }
+        committed = true
+        if let partial { unlink(partial) }
+        let dirFd = open(Self.directory(of: destination), O_RDONLY | O_CLOEXEC)
+        if dirFd >= 0 { fsync(dirFd); close(dirFd) }  // the new name survives a crash
+    }
+
+    /// Whether anything is at `path`: a file, a directory, or a symlink, dangling or not.
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
+
+    private static func directory(of path: String) -> String {
+        let dir = (path as NSString).deletingLastPathComponent
+        return dir.isEmpty ? "." : dir
+    }
+
+    /// Linux's `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), which Glibc's module does not export:
+    /// its value on the architectures this builds for.
+    private static let tmpfile: Int32? = {
+        #if os(Linux) && (arch(x86_64) || arch(arm64))
+        return 0o20000000 | O_DIRECTORY
+        #else
+        return nil
+        #endif
+    }()
+}
