@@ -62,6 +62,12 @@ public struct ProofReport: Sendable {
         public var person: String
         public var device: String?
         public var level: ProofLevel
+
+        var json: JSON {
+            ["seq": .number(Double(seq)), "at": .string(at.iso8601), "type": .string(type.name),
+             "action_id": .string(actionId), "person": .string(person), "device": device.map(JSON.string) ?? .null,
+             "proof_level": .string(level.rawValue)]
+        }
     }
 
     public var window: TimeWindow
@@ -70,6 +76,10 @@ public struct ProofReport: Sendable {
     /// Auto-ships: decided by the policy, no device, no proof.
     public var autoShipped = 0
     public var unproven: [Unproven] = []
+    /// Approvals that claim user verification their proof does not prove (a signature by a key
+    /// not declared `user-verification`): signed, so not in ``unproven``, but the Face ID the
+    /// policy's `user_verification.required` counted rests on the client's word.
+    public var userVerificationUnproven: [Unproven] = []
 
     public var json: JSON {
         // All of time has no printable ends: null.
@@ -78,11 +88,8 @@ public struct ProofReport: Sendable {
          "decisions": .number(Double(byLevel.values.reduce(0, +) + autoShipped)),
          "by_level": .object(JSONObject(ProofLevel.allCases.map { ($0.rawValue, .number(Double(byLevel[$0] ?? 0))) })),
          "auto_shipped": .number(Double(autoShipped)),
-         "unproven": .array(unproven.map { u in
-             ["seq": .number(Double(u.seq)), "at": .string(u.at.iso8601), "type": .string(u.type.name),
-              "action_id": .string(u.actionId), "person": .string(u.person), "device": u.device.map(JSON.string) ?? .null,
-              "proof_level": .string(u.level.rawValue)]
-         })]
+         "unproven": .array(unproven.map(\.json)),
+         "user_verification_unproven": .array(userVerificationUnproven.map(\.json))]
     }
 }
 
@@ -111,9 +118,12 @@ extension Ledger {
                 case .approved, .dismissed:
                     let level = e.payload.proofLevel ?? .none
                     report.byLevel[level, default: 0] += 1
+                    let row = ProofReport.Unproven(seq: e.seq, at: e.at, type: e.type, actionId: e.actionId ?? "",
+                                                   person: e.person, device: e.device, level: level)
                     if level == .none || level == .asserted {
-                        report.unproven.append(.init(seq: e.seq, at: e.at, type: e.type, actionId: e.actionId ?? "",
-                                                     person: e.person, device: e.device, level: level))
+                        report.unproven.append(row)
+                    } else if case .approved(let a) = e.payload, a.userVerified, level != .signedUV {
+                        report.userVerificationUnproven.append(row)
                     }
                 default: break
                 }

@@ -9,7 +9,8 @@ struct AuditProofs: LedgerSubcommand {
             Scans the log in the window (default all of time). Approvals and dismissals count under \
             their own event's level (none, asserted, signed, signed_uv); auto-ships are counted apart \
             (the policy decided them, no device). Decisions made by an unproven step (none or asserted) \
-            are listed.
+            are listed, and apart from them signed approvals whose claim of user verification the key \
+            does not prove.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -28,12 +29,18 @@ struct AuditProofs: LedgerSubcommand {
         Human.line("decisions by proof level: \(counts); auto-shipped \(report.autoShipped)")
         if report.unproven.isEmpty {
             Human.line("no decision rests on an assertion only")
-            return
+        } else {
+            Human.line("resting on assertions only (\(report.unproven.count)):")
+            report.unproven.forEach(Self.print)
         }
-        Human.line("resting on assertions only (\(report.unproven.count)):")
-        for u in report.unproven {
-            Human.line("  #\(u.seq) \(u.at.iso8601) \(u.type.name) \(u.actionId) by \(u.person)"
-                + "\(u.device.map { " on \($0)" } ?? ""): \(u.level.rawValue)")
+        if !report.userVerificationUnproven.isEmpty {
+            Human.line("signed, but user verification claimed, unproven (\(report.userVerificationUnproven.count)):")
+            report.userVerificationUnproven.forEach(Self.print)
         }
+    }
+
+    private static func print(_ u: ProofReport.Unproven) {
+        Human.line("  #\(u.seq) \(u.at.iso8601) \(u.type.name) \(u.actionId) by \(u.person)"
+            + "\(u.device.map { " on \($0)" } ?? ""): \(u.level.rawValue)")
     }
 }

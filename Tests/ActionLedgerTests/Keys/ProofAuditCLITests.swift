@@ -72,4 +72,22 @@ import Testing
         let empty = try JSONParser.parse(try ledger("audit", "proofs", "--to", "2026-11-22T08:00:00Z", "--json").stdout)
         #expect(empty["decisions"] == 0 && empty["unproven"] == .array([]))
     }
+
+    /// A signature by a key not declared `user-verification`, with the approval claiming
+    /// Face ID: signed, so not among the assertions, but listed apart as unproven user verification.
+    @Test func aSignedApprovalClaimingUnprovenUserVerificationIsListedApart() throws {
+        try setUp()
+        #expect(try ledger("devices", "keygen", "--out", path("laptop")).status == 0)
+        #expect(try ledger("devices", "link", "laptop", "--person", "quinn", "--label", "MBP", "--platform", "web",
+                           "--public-key", path("laptop.pub"), "--key-protection", "device", "--introduced-by", "iphone", "--key", path("phone.key")).status == 0)
+        #expect(try ledger("propose", "-", stdin: CLITests.proposalJSON.replacingOccurrences(of: "\"p1\"", with: "\"p3\"")).status == 0)
+        #expect(try ledger("review", "p3", "--device", "laptop", "--key", path("laptop.key")).status == 0)
+        let approved = try ledger("approve", "p3", "--device", "laptop", "--key", path("laptop.key"), "--user-verified")
+        #expect(approved.status == 0, "\(approved.stderr)")
+        let report = try JSONParser.parse(try ledger("audit", "proofs", "--json").stdout)
+        #expect(report["by_level"]?["signed"] == 1)
+        guard case .array(let claimed)? = report["user_verification_unproven"] else { Issue.record("no list: \(report)"); return }
+        #expect(claimed.count == 1 && claimed.first?["action_id"] == "p3" && claimed.first?["proof_level"] == "signed", "\(claimed)")
+        #expect(try ledger("audit", "proofs").stdout.contains("user verification claimed, unproven (1)"))
+    }
 }
