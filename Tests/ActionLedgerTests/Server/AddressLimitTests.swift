@@ -37,7 +37,7 @@ import Testing
         let h = try ServerHarness(addressLimit: Self.three)
         try await h.test { client in
             let challenge = try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "phone-1"}"#)
-            #expect(challenge.code == "bad_proof")  // judged: the phone has no key
+            #expect(challenge.status == .created)  // issued for any device id
             let signIn = try await client.call(.post, "/v1/sessions", json: #"{"challenge_id": "chl-x", "signature": "AA=="}"#)
             #expect(signIn.status == .unauthorized)
             let pairing = try await client.call(.post, "/v1/devices", json: #"{"code": "12345678"}"#)
@@ -71,9 +71,9 @@ import Testing
         try await h.test { client in
             var statuses: [HTTPResponse.Status] = []
             for _ in 0..<4 { statuses.append(try await Self.challenge(client, from: "203.0.113.7")) }
-            #expect(statuses == [.forbidden, .forbidden, .forbidden, .tooManyRequests])
+            #expect(statuses == [.created, .created, .created, .tooManyRequests])
             let other = try await Self.challenge(client, from: "198.51.100.2")
-            #expect(other == .forbidden)
+            #expect(other == .created)
             // What the client wrote left of its own address proves nothing.
             let claimed = try await Self.challenge(client, from: "198.51.100.99, 203.0.113.7")
             #expect(claimed == .tooManyRequests)
@@ -81,11 +81,11 @@ import Testing
             statuses = []
             for n in 1...3 { statuses.append(try await Self.challenge(client, from: "2001:db8:5:6::\(n)")) }
             statuses.append(try await Self.challenge(client, from: "[2001:db8:5:6:ffff::9]:443"))
-            #expect(statuses == [.forbidden, .forbidden, .forbidden, .tooManyRequests])
+            #expect(statuses == [.created, .created, .created, .tooManyRequests])
         }
     }
 
-    /// A session challenge for the (keyless) phone, forwarded for `address`: 403 when judged.
+    /// A session challenge for the (keyless) phone, forwarded for `address`: issued (201) unless limited.
     static func challenge(_ client: some TestClientProtocol, from address: String) async throws -> HTTPResponse.Status {
         try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "phone-1"}"#, headers: [.xForwardedFor: address]).status
     }

@@ -35,8 +35,10 @@ extension LedgerServer {
             case "sign_out_others": purpose = .signOutOthers
             default: throw Problem.invalid("purpose: expected session, revoke or sign_out_others", field: "purpose")
             }
-            let (state, storeId) = try self.ledger.read { r in (try r.deviceState(device), try r.storeId()) }
-            _ = try Self.liveKey(device, state)  // only a live, keyed device can answer a challenge
+            // Issued for any device id, linked or not: the caller has proven nothing yet, so the
+            // answer must not tell which devices exist, have a key or were revoked. Only a live
+            // device's key can answer it (`verifyChallenge`).
+            let storeId = try self.ledger.read { try $0.storeId() }
             let nonce = LedgerServer.randomHex(32)
             let id = "chl-" + LedgerServer.randomHex(8)
             let expires = try self.now().adding(milliseconds: Self.challengeLifetime)
@@ -140,12 +142,14 @@ extension LedgerServer {
             throw Problem.unauthorized("the challenge is unknown, used or expired")
         }
         guard c.purpose == purpose else { throw Problem.invalid("the challenge was made for \(c.purpose.text), not \(purpose.text)", field: "challenge_id") }
-        let state = try ledger.read { try $0.deviceState(c.device) }
-        let key = try Self.liveKey(c.device, state)
-        guard let raw = Data(base64Encoded: signature), let sig = P256Signature.normalize(Array(raw)),
+        // One answer for an unknown device, one without a key and a wrong signature: only the
+        // holder of the device's key learns anything about it (that it was revoked).
+        guard let state = try ledger.read({ try $0.deviceState(c.device) }), let key = state.key,
+              let raw = Data(base64Encoded: signature), let sig = P256Signature.normalize(Array(raw)),
               key.verifies(sig, over: c.statement) else {
-            throw LedgerError(.badProof, "the signature does not verify with \(c.device)'s key", details: ["problem": "signature", "device": .string(c.device)])
+            throw Problem.unauthorized("the challenge was not signed by its device's key")
         }
-        return (c.device, state!)
+        _ = try Self.liveKey(c.device, state)  // revoked: device_revoked
+        return (c.device, state)
     }
 }
