@@ -165,6 +165,11 @@ public final class LedgerServer: Sendable {
     ///   parsed: the unauthenticated routes (pairing, sign-in) cannot be driven that way.
     static func body(_ request: Request, _ context: APIContext) async throws -> JSON? {
         var request = request
+        // A declared length over the limit is refused before the body is read: a client that
+        // waits on `Expect: 100-continue` learns it at once instead of uploading it all.
+        if let declared = request.headers[.contentLength].flatMap(Int.init), declared > context.maxUploadSize {
+            throw Problem(.contentTooLarge, "payload_too_large", "the body is over \(context.maxUploadSize) bytes")
+        }
         let buffer: ByteBuffer
         do {
             buffer = try await request.collectBody(upTo: context.maxUploadSize)

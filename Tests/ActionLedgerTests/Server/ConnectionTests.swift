@@ -53,6 +53,13 @@ import Glibc
                 let answer = await c.read(until: "\r\n\r\n", within: 20)
                 #expect(answer.hasPrefix("HTTP/1.1 400"), "\(size): \(answer)")
             }
+            // A declared length over the limit is refused at once, before any of the body is sent
+            // (a client waiting on `Expect: 100-continue` is not left to time out and upload it).
+            let big = try RawConnection(port: client.port!)
+            try big.send("POST /v1/actions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(h.specialist)\r\n"
+                + "Content-Type: application/json\r\nContent-Length: 2000000\r\nExpect: 100-continue\r\n\r\n")
+            let answer = await big.read(until: "\r\n\r\n", within: 20)
+            #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer)")
             #expect(try await client.call(.get, "/healthz").status == .ok)
         }
     }
