@@ -55,7 +55,6 @@ import Testing
     /// claim her, so neither her enrolment nor what its auditor reads is another org's.
     @Test func aSpecialistProposesOnlyForPeopleOfItsOrg() async throws {
         let h = try ServerHarness()
-        let now = ServerHarness.systemNow()
         try await h.test { client in
             let unbound = try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("p-carol", person: "carol"))
             #expect(unbound.status == .forbidden && unbound.code == "org_mismatch", "\(unbound.text)")
@@ -67,7 +66,8 @@ import Testing
         }
         #expect(try h.ledger.read { try $0.personOrg("carol") } == nil)
         // Still free for her own org's operator to enrol.
-        try h.ledger.run(.linkDevice(device: "carol-phone", person: "carol", org: "other-co", label: "c", platform: .ios), now: now)
+        try h.ledger.run(.linkDevice(device: "carol-phone", person: "carol", org: "other-co", label: "c", platform: .ios),
+                         now: ServerHarness.systemNow())
     }
 
     /// A person's timeline over HTTP holds only events recorded under the auditor's org,
