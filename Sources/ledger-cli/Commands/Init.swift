@@ -22,8 +22,10 @@ struct Init: LedgerSubcommand {
             throw LedgerError(.testClockOnly, "LEDGER_NOW is set but --test-clock is not: a production store "
                 + "takes its time from the system clock only")
         }
-        if FileManager.default.fileExists(atPath: global.path) {
-            throw LedgerError(.notEmpty, "\(global.path) already exists; init makes new stores only")
+        // lstat, not a followed path: a symlink there, dangling or not, and a leftover or planted
+        // `-lock` are refused too, so init never creates or truncates a file somewhere else.
+        for path in [global.path, global.path + "-lock"] where NewFile.exists(path) {
+            throw LedgerError(.notEmpty, "\(path) already exists; init makes new stores only")
         }
         let ledger = try global.open(write: true, create: true)
         try ledger.create(StoreCreation(testClock: testClock, demo: false), now: now)

@@ -65,4 +65,18 @@ import Testing
             #expect(try mode(path) == 0o600, "\(path)")
         }
     }
+
+    /// `init` makes a new store only: never through a symlink (dangling or not) or beside a
+    /// planted `-lock`, so it creates or truncates no file elsewhere.
+    @Test func initRefusesASymlinkOrALeftoverLock() throws {
+        let target = fixture.path("elsewhere.lmdb"), link = fixture.path("link.lmdb")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        #expect(try fixture.ledger(["init", "--test-clock"], db: link).status == LedgerError.Code.notEmpty.exitStatus)
+        #expect(!FileManager.default.fileExists(atPath: target))
+        let lockOnly = fixture.path("fresh.lmdb")
+        try "keep".write(toFile: fixture.path("victim"), atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: lockOnly + "-lock", withDestinationPath: fixture.path("victim"))
+        #expect(try fixture.ledger(["init", "--test-clock"], db: lockOnly).status == LedgerError.Code.notEmpty.exitStatus)
+        #expect(bytes(fixture.path("victim")) == Data("keep".utf8) && !FileManager.default.fileExists(atPath: lockOnly))
+    }
 }
