@@ -9,16 +9,9 @@ enum CommandHandler {
         }
         let reader = session.reader
         if let done = try reader.command(request.commandId) {
-            let events = try (done.first..<done.first + UInt64(done.count)).compactMap { try reader.event($0) }
-            // The index is bookkeeping outside the chain: a retry is answered only with events
-            // the log itself records under this id, never another command's.
-            if events.count != done.count || events.contains(where: { $0.event.commandId != request.commandId }) {
-                throw LedgerError(.corruptEvent, "the commands index entry of \(request.commandId) names seqs \(done.first)…"
-                    + "\(done.first + UInt64(done.count) - 1), which the log does not record under that id: run ledger verify",
-                                  details: ["index": "commands", "key": .string(request.commandId)])
-            }
+            let events = try CommandReplay.events(of: request.commandId, done, reader)
             if let first = events.first?.event, CommandReplay.answers(request.command, first) {
-                return try replay(request, events, reader)
+                return try CommandReplay.result(request, events, reader)
             }
             // Another device or command with a used id gets the refusal it would get without
             // the id (judged, then rolled back), never the original command's result.
@@ -80,20 +73,6 @@ enum CommandHandler {
             }
         }
         return state
-    }
-
-    private static func replay(_ request: CommandRequest, _ events: [StoredEvent], _ reader: LogReader) throws -> CommandResult {
-        let action = try request.command.actionId.flatMap { try reader.actionState($0) }
-        var result = CommandResult(commandId: request.commandId, events: events, replayed: true, action: action,
-                                   nextTap: try action.flatMap { Policy.nextTap($0, under: try reader.policy(org: $0.org)) })
-        // The original result of a recorded refusal is that refusal, again.
-        if let first = events.first, case .tapRefused(let r) = first.event.payload {
-            let code = LedgerError.Code.all.first { $0.rawValue == r.code } ?? .invalidInput
-            result.refusal = LedgerError(code, "\(r.step.rawValue) of \(first.event.actionId ?? "?") by \(first.event.device ?? "?") "
-                + "was refused (\(r.code)) and recorded as tap.refused, seq \(first.seq); its command id and proof are spent: "
-                + "sign a new statement with a new command id", details: ["recorded_seq": .number(Double(first.seq))])
-        }
-        return result
     }
 
     /// Judges and appends; `before` receives the action's state as judged, if any.

@@ -96,4 +96,33 @@ enum CommandReplay {
         case .tokenIssued, .tokenRevoked: "token"
         }
     }
+
+    /// The events a used command id appended, as its `commands` entry `done` names them. The
+    /// index is bookkeeping outside the chain: a retry is answered only with events the log
+    /// itself records under this id, never another command's.
+    /// - throws: `corrupt_event` when the entry names any other.
+    static func events(of commandId: String, _ done: (first: UInt64, count: Int), _ reader: LogReader) throws -> [StoredEvent] {
+        let events = try (done.first..<done.first + UInt64(done.count)).compactMap { try reader.event($0) }
+        if events.count != done.count || events.contains(where: { $0.event.commandId != commandId }) {
+            throw LedgerError(.corruptEvent, "the commands index entry of \(commandId) names seqs \(done.first)…"
+                + "\(done.first + UInt64(done.count) - 1), which the log does not record under that id: run ledger verify",
+                              details: ["index": "commands", "key": .string(commandId)])
+        }
+        return events
+    }
+
+    /// The original result of the command that used `request`'s id, from its events.
+    static func result(_ request: CommandRequest, _ events: [StoredEvent], _ reader: LogReader) throws -> CommandResult {
+        let action = try request.command.actionId.flatMap { try reader.actionState($0) }
+        var result = CommandResult(commandId: request.commandId, events: events, replayed: true, action: action,
+                                   nextTap: try action.flatMap { Policy.nextTap($0, under: try reader.policy(org: $0.org)) })
+        // The original result of a recorded refusal is that refusal, again.
+        if let first = events.first, case .tapRefused(let r) = first.event.payload {
+            let code = LedgerError.Code.all.first { $0.rawValue == r.code } ?? .invalidInput
+            result.refusal = LedgerError(code, "\(r.step.rawValue) of \(first.event.actionId ?? "?") by \(first.event.device ?? "?") "
+                + "was refused (\(r.code)) and recorded as tap.refused, seq \(first.seq); its command id and proof are spent: "
+                + "sign a new statement with a new command id", details: ["recorded_seq": .number(Double(first.seq))])
+        }
+        return result
+    }
 }
