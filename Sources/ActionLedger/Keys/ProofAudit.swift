@@ -33,6 +33,17 @@ public struct ProofSummary: Sendable, Equatable {
         return .object(o)
     }
 
+    /// The proofs of `events`' device steps, as `show --json` and `GET /v1/actions/{id}` list
+    /// them beside the events: seq, type, device, then the proof members.
+    public static func list(_ events: [StoredEvent]) -> JSON {
+        .array(events.compactMap { e in
+            e.event.proofSummary.map { p in
+                .object(JSONObject([("seq", .number(Double(e.event.seq))), ("type", .string(e.event.type.name)),
+                                    ("device", e.event.device.map(JSON.string) ?? .null)] + p.jsonMembers))
+            }
+        })
+    }
+
     /// `signed_uv, key 1a2b3c4d5e6f7a8b…` or `none`.
     public var text: String {
         level.rawValue + (keyFingerprint.map { ", key \($0.hex.prefix(16))…" } ?? "")
@@ -82,9 +93,10 @@ public struct ProofReport: Sendable {
     public var userVerificationUnproven: [Unproven] = []
 
     public var json: JSON {
-        // All of time has no printable ends: null.
-        ["from": window.from == TimeWindow.all.from ? .null : .string(window.from.iso8601),
-         "to": window.to == TimeWindow.all.to ? .null : .string(window.to.iso8601),
+        // All of time has no printable ends: null, whether given as `.all` or as the engine's
+        // earliest and latest times (what an HTTP window without ends is).
+        ["from": window.from <= TimeRules.earliest ? .null : .string(window.from.iso8601),
+         "to": window.to >= TimeRules.latest ? .null : .string(window.to.iso8601),
          "decisions": .number(Double(byLevel.values.reduce(0, +) + autoShipped)),
          "by_level": .object(JSONObject(ProofLevel.allCases.map { ($0.rawValue, .number(Double(byLevel[$0] ?? 0))) })),
          "auto_shipped": .number(Double(autoShipped)),
@@ -104,15 +116,16 @@ extension Ledger {
         }
     }
 
-    /// Scans the log (one snapshot) for the decisions recorded in `window`.
-    public func proofReport(in window: TimeWindow) throws -> ProofReport {
+    /// Scans the log (one snapshot) for the decisions recorded in `window`; only those of
+    /// actions of `org` when given (an auditor's over HTTP).
+    public func proofReport(in window: TimeWindow, org: String? = nil) throws -> ProofReport {
         try read { r in
             var report = ProofReport(window: window)
             try r.forEach { stored in
                 let e = stored.event
                 // Engine times never go back along the log: past the window, nothing more is in it.
                 if e.at >= window.to { return false }
-                guard window.contains(e.at) else { return true }
+                guard window.contains(e.at), org == nil || e.org == org else { return true }
                 switch e.payload {
                 case .autoShipped: report.autoShipped += 1
                 case .approved, .dismissed:

@@ -26,14 +26,8 @@ struct Show: LedgerSubcommand {
         }
         if global.json {
             // The events keep their own form; each step's proof is listed beside them.
-            let proofs: [JSON] = events.compactMap { e in
-                e.event.proofSummary.map { p in
-                    .object(JSONObject([("seq", .number(Double(e.event.seq))), ("type", .string(e.event.type.name)),
-                                        ("device", e.event.device.map(JSON.string) ?? .null)] + p.jsonMembers))
-                }
-            }
             Output.json(["action": state.json(now: at, policy: policy), "events": .array(events.map(\.json)),
-                         "proofs": .array(proofs)])
+                         "proofs": ProofSummary.list(events)])
             return
         }
         let p = state.proposal

@@ -121,7 +121,8 @@ enum RouteTable {
         ("/v1/actions/*/outcome", "POST"), ("/v1/today", "GET"), ("/v1/devices", "GET, POST"), ("/v1/devices/*/revoke", "POST"),
         ("/v1/devices/pairing", "POST"), ("/v1/devices/pairing/*/approve", "POST"),
         ("/v1/audit/actions/*", "GET"), ("/v1/audit/devices/*", "GET"), ("/v1/audit/autoshipped", "GET"),
-        ("/v1/audit/actors/*", "GET"), ("/v1/audit/activity", "GET"),
+        ("/v1/audit/actors/*", "GET"), ("/v1/audit/specialists/*", "GET"), ("/v1/audit/surfaces/*", "GET"),
+        ("/v1/audit/proofs", "GET"), ("/v1/audit/activity", "GET"),
         ("/v1/audit/replay", "GET"), ("/v1/events", "GET"), ("/v1/streams/tickets", "POST"),
         ("/v1/sessions/challenge", "POST"), ("/v1/sessions", "POST"), ("/v1/sessions/sign-out-others", "POST"),
     ].map { ($0.0.split(separator: "/"), $0.1) }

@@ -90,4 +90,35 @@ import Testing
             #expect(items.compactMap { if case .number(let n)? = $0["seq"] { UInt64(n) } else { nil } } == mine.map(\.seq), "\(page.text)")
         }
     }
+
+    /// What the CLI answers an auditor, HTTP answers too: a specialist's and a surface's
+    /// listings, the proof levels of the decisions, and an action's proofs, for the auditor's
+    /// org only.
+    @Test func specialistSurfaceAndProofViewsAnswerAsTheCLI() async throws {
+        let h = try ServerHarness()
+        let now = ServerHarness.systemNow()
+        try h.ledger.run(.propose(proposal("p-a", stakes: .low, confidence: 0.1)), now: now)
+        try h.ledger.run(.tap(.approve, actionId: "p-a", device: "phone-1", userVerified: true), now: now)
+        // Another org's action under the same specialist and surface names: never in quinn-co's views.
+        try h.ledger.run(.propose(ProposalInput(actionId: "p-other", org: "other-co", person: "olga",
+                                                proposal: proposal("x", stakes: .low, confidence: 0.1).proposal)), now: now)
+        try await h.test { client in
+            for (path, index) in [("specialists/Sasha", AuditIndex.specialist("Sasha")), ("surfaces/onlyfans", .surface("onlyfans"))] {
+                let r = try await client.call(.get, "/v1/audit/\(path)?limit=1000", token: h.auditor)
+                guard case .array(let items)? = r.json["items"] else { Issue.record("\(path): \(r.text)"); continue }
+                let all = try h.ledger.query { try $0.audit(index, limit: 1000) }.entries
+                #expect(all.contains { $0.org == "other-co" }, "\(path)")
+                #expect(items.compactMap { if case .number(let n)? = $0["seq"] { UInt64(n) } else { nil } }
+                        == all.filter { $0.org == "quinn-co" }.map(\.seq), "\(path): \(r.text)")
+                #expect(items.allSatisfy { $0["proof_level"] != nil }, "\(path)")
+            }
+            let proofs = try await client.call(.get, "/v1/audit/proofs", token: h.auditor)
+            #expect(proofs.status == .ok, "\(proofs.text)")
+            let cli = try h.ledger.proofReport(in: .all, org: "quinn-co").json
+            #expect(proofs.json == cli && proofs.json["by_level"]?["asserted"] == 1, "\(proofs.text) against \(cli.serialized())")
+            let action = try await client.call(.get, "/v1/actions/p-a", token: h.auditor)
+            guard case .array(let rows)? = action.json["proofs"] else { Issue.record("no proofs: \(action.text)"); return }
+            #expect(rows.count == 1 && rows.first?["type"] == "action.approved" && rows.first?["proof_level"] == "asserted", "\(action.text)")
+        }
+    }
 }
