@@ -44,6 +44,13 @@ struct Fields {
         guard let v = try read(key) else { throw Problem.invalid("\(key) is required", field: key) }
         return v
     }
+
+    /// A required member that must be an identifier (events.md: 1–128 bytes of a safe set).
+    func identifier(_ key: String) throws -> String {
+        let value = try require(key, string)
+        if let bad = Identifier.problem(value) { throw Problem.invalid("\(key) \(bad)", field: key) }
+        return value
+    }
 }
 
 /// Query parameters, read the same way.

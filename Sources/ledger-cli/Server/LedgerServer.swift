@@ -39,6 +39,9 @@ public final class LedgerServer: Sendable {
         /// through sending one) is closed after this long; a response being written, a live
         /// stream included, is never cut by it.
         public var idleTimeout: Duration = .seconds(60)
+        /// Sign-in challenges open at once at most (each a few hundred bytes, kept 120 s):
+        /// memory stays bounded whatever the number of client addresses; 503 `busy` beyond.
+        public var maxOpenChallenges = 20_000
         /// Device sessions' lifetime.
         public var sessionLifetime: Int64 = 30 * Timestamp.day
         /// How long a command's first response is kept for `Idempotency-Key` replays (ms); a

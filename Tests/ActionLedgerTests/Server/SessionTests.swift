@@ -216,4 +216,22 @@ import Testing
             #expect(refused.status == .unauthorized && refused.text.contains("key changed"))
         }
     }
+
+    /// What a caller who proved nothing can make the server keep is bounded: a challenge's
+    /// device is an identifier, and the open challenges are capped (503 `busy` beyond).
+    @Test func challengesAreBoundedInSizeAndNumber() async throws {
+        let h = try ServerHarness(maxOpenChallenges: 3)
+        try await h.test { client in
+            let long = String(repeating: "d", count: 129)
+            let refused = try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "\#(long)"}"#)
+            #expect(refused.status == .badRequest && refused.code == "invalid_input", "\(refused.text)")
+            let target = try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "phone-1", "purpose": "revoke", "target": "a/b"}"#)
+            #expect(target.status == .badRequest, "\(target.text)")
+            for n in 0..<3 {
+                #expect(try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "d\#(n)"}"#).status == .created)
+            }
+            let full = try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "d4"}"#)
+            #expect(full.status == .serviceUnavailable && full.code == "busy", "\(full.text)")
+        }
+    }
 }

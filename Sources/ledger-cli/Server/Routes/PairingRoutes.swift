@@ -57,8 +57,7 @@ extension LedgerServer {
             guard self.pairings.withLock({ p in p[code].map { open < $0.expiresAt && $0.device == nil } ?? false }) else {
                 throw Problem.unauthorized("the pairing code is unknown, used or expired")
             }
-            let device = try f.require("device", f.string)
-            if let bad = Identifier.problem(device) { throw Problem.invalid("device \(bad)", field: "device") }
+            let device = try f.identifier("device")
             guard let platform = Platform(rawValue: try f.require("platform", f.string)) else {
                 throw Problem.invalid("platform: expected ios, web or cli", field: "platform")
             }

@@ -1,4 +1,5 @@
 import ActionLedger
+import Crypto
 import Foundation
 import Hummingbird
 
@@ -23,15 +24,19 @@ extension LedgerServer {
     }
 
     static let challengeLifetime: Int64 = 120_000
+    /// A key no device holds: a sign-in for a device without one verifies against it, so an
+    /// unknown or keyless device id costs what a keyed one does (no timing tells them apart).
+    static let decoyKey = try! DeviceKey(spki: Array(P256.Signing.PrivateKey().publicKey.derRepresentation),
+                                         protection: .none, trust: .firstUse)  // a fresh key's own encoding: always valid
 
     func addSessionRoutes(_ router: Router<APIContext>) {
         router.post("/v1/sessions/challenge") { request, context in
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["device", "purpose", "target"])
-            let device = try f.require("device", f.string)
+            let device = try f.identifier("device")
             let purpose: Purpose
             switch try f.string("purpose") ?? "session" {
             case "session": purpose = .session
-            case "revoke": purpose = .revoke(try f.require("target", f.string))
+            case "revoke": purpose = .revoke(try f.identifier("target"))
             case "sign_out_others": purpose = .signOutOthers
             default: throw Problem.invalid("purpose: expected session, revoke or sign_out_others", field: "purpose")
             }
@@ -43,9 +48,18 @@ extension LedgerServer {
             let id = "chl-" + LedgerServer.randomHex(8)
             let expires = try self.now().adding(milliseconds: Self.challengeLifetime)
             let statement = Self.challengeStatement(storeId: storeId ?? .zero, device: device, purpose: purpose, nonce: nonce)
-            self.challenges.withLock { c in
-                c = c.filter { $0.value.expiresAt > expires.adding(milliseconds: -Self.challengeLifetime) }
+            // Bounded whatever the number of client addresses: expired ones are dropped, and a
+            // full table refuses new challenges until some expire (each is a few hundred bytes).
+            let issued = self.challenges.withLock { c -> Bool in
+                if c.count >= self.configuration.maxOpenChallenges {
+                    c = c.filter { $0.value.expiresAt > expires.adding(milliseconds: -Self.challengeLifetime) }
+                }
+                guard c.count < self.configuration.maxOpenChallenges else { return false }
                 c[id] = (device: device, purpose: purpose, statement: statement, expiresAt: expires)
+                return true
+            }
+            guard issued else {
+                throw Problem(.serviceUnavailable, "busy", "too many open sign-in challenges; try again in a minute")
             }
             return LedgerServer.json(["challenge_id": .string(id), "statement_hex": .string(Hex.encode(statement)),
                                       "expires_at": .string(expires.iso8601)], status: .created)
@@ -119,7 +133,7 @@ extension LedgerServer {
     }
 
     /// The bytes a device signs to answer a challenge (domain-separated from tap statements).
-    static func challengeStatement(storeId: Digest, device: String, purpose: Purpose, nonce: String) -> [UInt8] {
+    static func challengeStatement(storeId: ActionLedger.Digest, device: String, purpose: Purpose, nonce: String) -> [UInt8] {
         Array("actionledger-session-v1\nstore_id: \(storeId.hex)\ndevice: \(device)\npurpose: \(purpose.text)\nchallenge: \(nonce)\n".utf8)
     }
 
@@ -144,11 +158,17 @@ extension LedgerServer {
         guard c.purpose == purpose else { throw Problem.invalid("the challenge was made for \(c.purpose.text), not \(purpose.text)", field: "challenge_id") }
         // One answer for an unknown device, one without a key and a wrong signature: only the
         // holder of the device's key learns anything about it (that it was revoked).
-        guard let state = try ledger.read({ try $0.deviceState(c.device) }), let key = state.key,
-              let raw = Data(base64Encoded: signature), let sig = P256Signature.normalize(Array(raw)),
-              key.verifies(sig, over: c.statement) else {
-            throw Problem.unauthorized("the challenge was not signed by its device's key")
+        let state = try ledger.read { try $0.deviceState(c.device) }
+        let raw = Data(base64Encoded: signature).flatMap { P256Signature.normalize(Array($0)) } ?? []
+        // Verified against a decoy key when the device has none: the same work either way.
+        let verified: Bool
+        if let key = state?.key {
+            verified = key.verifies(raw, over: c.statement)
+        } else {
+            _ = Self.decoyKey.verifies(raw, over: c.statement)
+            verified = false
         }
+        guard let state, verified else { throw Problem.unauthorized("the challenge was not signed by its device's key") }
         _ = try Self.liveKey(c.device, state)  // revoked: device_revoked
         return (c.device, state)
     }
