@@ -27,8 +27,10 @@ enum Migration {
         if try txn.openDatabase(ProjectionMaintenance.legacyMetaDatabase, create: false) != nil {
             return "its projections are of layout 1"
         }
+        let layout = try MetaLayout.layout(dbs, txn)
+        if layout > MetaLayout.current { return MetaLayout.newerBuild(layout) }
         guard head > 0 else { return nil }
-        if try !MetaLayout.isCurrent(dbs, txn) { return "its meta records predate layout \(MetaLayout.current)" }
+        if layout != MetaLayout.current { return "its meta records predate layout \(MetaLayout.current)" }
         for p in registry.projections {
             guard let meta = try registry.meta(p.name, in: txn) else { return "projection \(p.name) was never built" }
             if meta.version != p.version {
@@ -59,6 +61,13 @@ extension Ledger {
         let head = try read { try $0.head().seq }
         guard let reason = migrationNeeded else {
             return MigrationReport(reason: nil, events: head, rebuilt: [], seconds: 0)
+        }
+        // A store of a newer build is never converted down (its records this build does not know
+        // would be lost): only the build that wrote it, or a later one, opens it for writes.
+        let layout = try read { r in try MetaLayout.layout(r.dbs, r.txn) }
+        if layout > MetaLayout.current {
+            throw LedgerError(.invalidInput, "\(environment.path) was written by a newer build (\(reason)); this build converts "
+                + "older stores only: use the newer build")
         }
         let registry = registry
         let (dbs, rebuilt) = try environment.write { txn -> (LogDatabases, [String]) in

@@ -32,6 +32,10 @@ public final class Ledger: Sendable {
     /// written by an older build); nil when it is current, or once converted since the open.
     public var migrationNeeded: String? { slot.lock.withLock { slot.reason } }
 
+    /// Whether the store was written by a newer build (its layout is above this build's):
+    /// it is never converted down, and only that build or a later one reads it fully.
+    public var writtenByNewerBuild: Bool { migrationNeeded.map(MetaLayout.isNewerBuild) ?? false }
+
     /// Safe to share: `writer` and `reason` are only touched with `lock` held.
     private final class WriterSlot: @unchecked Sendable {
         let lock = NSLock()
@@ -94,9 +98,11 @@ public final class Ledger: Sendable {
                 let now: String? = dbs.isLegacyLayout ? reason : try environment.read { try Migration.reason(dbs, registry, $0) }
                 if let now {
                     slot.reason = now
-                    throw LedgerError(.migrationRequired, "\(environment.path) was written by an older build (\(now)): "
-                        + "run `ledger migrate --db \(environment.path)` to convert it"
-                        + (dbs.isLegacyLayout ? ", then open it again" : ""))
+                    throw LedgerError(.migrationRequired, MetaLayout.isNewerBuild(now)
+                        ? "\(environment.path) cannot take writes from this build (\(now))"
+                        : "\(environment.path) was written by an older build (\(now)): "
+                            + "run `ledger migrate --db \(environment.path)` to convert it"
+                            + (dbs.isLegacyLayout ? ", then open it again" : ""))
                 }
                 if !environment.isReadOnly {
                     slot.reason = nil

@@ -14,6 +14,14 @@ enum MetaLayout {
         try dbs.meta.withValue(txn, key: key) { $0.count == 1 ? $0[0] : 0 } ?? 0
     }
 
+    /// Why a store whose marker is above this build's layout cannot be written or queried.
+    static func newerBuild(_ layout: UInt8) -> String {
+        "its meta records are of layout \(layout), newer than this build's \(current): " + newerBuildSuffix
+    }
+    static let newerBuildSuffix = "a newer build wrote it"
+    /// Whether a migration reason (``Ledger/migrationNeeded``) is ``newerBuild(_:)``'s.
+    static func isNewerBuild(_ reason: String) -> Bool { reason.hasSuffix(newerBuildSuffix) }
+
     /// Whether `meta` holds the current layout's records.
     static func isCurrent(_ dbs: LogDatabases, _ txn: Transaction) throws -> Bool {
         try layout(dbs, txn) == current

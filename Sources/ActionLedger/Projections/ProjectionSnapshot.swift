@@ -44,7 +44,8 @@ public struct ProjectionSnapshot {
         let layout = try MetaLayout.layout(dbs, txn)
         guard layout == MetaLayout.current else {
             throw LedgerError(.projectionStale, "\(txn.environment.path) holds layout \(layout) of the log's records, this build "
-                + "reads layout \(MetaLayout.current): run `ledger migrate` to convert the store", details: ["layout": .number(Double(layout))])
+                + "reads layout \(MetaLayout.current): " + (layout > MetaLayout.current ? "a newer build wrote it; query it with that build"
+                    : "run `ledger migrate` to convert the store"), details: ["layout": .number(Double(layout))])
         }
     }
 

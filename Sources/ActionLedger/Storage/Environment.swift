@@ -33,6 +33,9 @@ public final class Environment: @unchecked Sendable {
         /// Opt-in `MDB_NOSYNC`: commits are not fsync'd. Loses recent commits on power
         /// failure. Only for disposable data such as benchmark fixtures.
         public var unsafeNoSync = false
+        /// Read-only, `MDB_NOLOCK`: no `-lock` file is opened or made beside the file. Only for
+        /// a file no process writes (a backup this process has just made, to read it back).
+        public var withoutLockFile = false
 
         public init() {}
     }
@@ -57,7 +60,7 @@ public final class Environment: @unchecked Sendable {
     /// - throws: ``LMDBError`` when LMDB refuses the file.
     public init(path: String, options: Options = Options()) throws {
         do {
-            env = try Environment.openHandle(path, options, noLock: false)
+            env = try Environment.openHandle(path, options, noLock: options.readOnly && options.withoutLockFile)
         } catch let error as LMDBError where options.readOnly && error.code == EACCES {
             // Auditor mode on files we may not write (a copy on read-only media, another
             // user's store): the lock file cannot be opened, so read without it. Safe only

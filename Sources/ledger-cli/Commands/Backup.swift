@@ -15,11 +15,18 @@ struct Backup: LedgerSubcommand {
     func execute() throws {
         try global.requireStore()
         // DEST is checked (and made, unnamed) first; it is named only once the copy is whole.
+        // A DEST-lock already there (a leftover, or a symlink planted for whoever opens the
+        // copy) is refused as DEST is: LMDB would open it, following the link.
+        if NewFile.exists(dest + "-lock") { throw LedgerError(.invalidInput, "\(dest)-lock already exists") }
         let file = try NewFile(dest)
         let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
         try ledger.environment.copy(toDescriptor: file.fd, compact: true)
         try file.commit()
-        let copied = try Ledger(path: dest, options: Ledger.Options(readOnly: true))
+        // Read back without a lock file: none is made beside DEST (a symlink planted at
+        // DEST-lock is never followed), and nobody writes the new copy yet.
+        var readBack = Ledger.Options(readOnly: true)
+        readBack.environment.withoutLockFile = true
+        let copied = try Ledger(path: dest, options: readBack)
         let head = try copied.read { try $0.head() }
         let size = (try? FileManager.default.attributesOfItem(atPath: dest)[.size] as? Int) ?? 0
         if global.json {

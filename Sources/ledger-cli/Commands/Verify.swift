@@ -67,8 +67,9 @@ struct Verify: LedgerSubcommand {
                 // the chain, may also have been set back by hand) cannot be, and is never called ok.
                 if let reason = ledger.migrationNeeded {
                     throw LedgerError(.migrationRequired, "the log verifies (\(report.head.seq) events), but --deep cannot compare "
-                        + "the projections and index records of a store written by an older build (\(reason)): run "
-                        + "`ledger migrate --db \(global.path)` (it verifies the chain first), then `ledger verify --deep`")
+                        + "the projections and index records of this store (\(reason)): "
+                        + (ledger.writtenByNewerBuild ? "verify it with that build"
+                            : "run `ledger migrate --db \(global.path)` (it verifies the chain first), then `ledger verify --deep`"))
                 }
                 projections = try Self.compareProjections(ledger)
             }

@@ -19,6 +19,11 @@ final class NewFile {
         self.destination = destination
         guard !Self.exists(destination) else { throw LedgerError(.invalidInput, "\(destination) already exists") }
         let dir = Self.directory(of: destination)
+        // Checked before any work, so a bad path never costs a whole copy that cannot be named.
+        var st = stat()
+        guard !destination.hasSuffix("/"), stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+            throw LedgerError(.invalidInput, "\(destination) is not a file path in an existing folder")
+        }
         let unnamed = Self.tmpfile.map { open(dir, $0 | O_WRONLY | O_CLOEXEC, 0o600) } ?? -1
         if unnamed >= 0 {
             (fd, partial) = (unnamed, nil)

@@ -23,6 +23,10 @@ import Testing
             #expect(refused.status == LedgerError.Code.invalidInput.exitStatus, "\(out): \(refused.stderr)")
             #expect(refused.stderr.contains("already exists"))
         }
+        for bad in [fixture.path("missing/e.jsonl"), fixture.dir.path + "/missing/"] {
+            let refused = try fixture.ledger(["export", "--out", bad])
+            #expect(refused.status == LedgerError.Code.invalidInput.exitStatus && refused.stderr.contains("existing folder"), "\(refused.stderr)")
+        }
         #expect(bytes(fixture.db) == store)
         #expect(bytes(notes) == Data("my notes".utf8))
         #expect(!FileManager.default.fileExists(atPath: fixture.path("nowhere")))
@@ -78,5 +82,27 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: lockOnly + "-lock", withDestinationPath: fixture.path("victim"))
         #expect(try fixture.ledger(["init", "--test-clock"], db: lockOnly).status == LedgerError.Code.notEmpty.exitStatus)
         #expect(bytes(fixture.path("victim")) == Data("keep".utf8) && !FileManager.default.fileExists(atPath: lockOnly))
+    }
+
+    /// A backup neither follows a planted `DEST-lock` nor leaves one: it reads its copy back
+    /// without a lock file.
+    @Test func aBackupNeverTouchesALockFileBesideIt() throws {
+        try "keep".write(toFile: fixture.path("victim"), atomically: true, encoding: .utf8)
+        let planted = fixture.path("b1.lmdb")
+        try FileManager.default.createSymbolicLink(atPath: planted + "-lock", withDestinationPath: fixture.path("victim"))
+        #expect(try fixture.ledger(["backup", planted]).status == LedgerError.Code.invalidInput.exitStatus)
+        #expect(bytes(fixture.path("victim")) == Data("keep".utf8) && !FileManager.default.fileExists(atPath: planted))
+        let clean = fixture.path("b2.lmdb")
+        #expect(try fixture.ledger(["backup", clean]).status == 0)
+        #expect(!NewFileProbe.exists(clean + "-lock"))
+        #expect(try fixture.ledger(["verify"], db: clean).status == 0)
+    }
+}
+
+/// `lstat`: whether anything, a dangling symlink included, is at a path.
+enum NewFileProbe {
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
     }
 }

@@ -85,6 +85,21 @@ import Testing
         #expect(deep.stderr.contains("ledger migrate"))
     }
 
+    /// A marker above this build's layout is a newer build's store: refused for queries, for
+    /// `verify --deep` and for writes, and never converted down by `migrate`.
+    @Test func aLayoutMarkerAboveThisBuildsIsNeverConvertedDown() throws {
+        let t = try approvedOnTheIphone(), l = t.ledger!
+        try l.environment.write { txn in try l.dbs.meta.put(txn, key: MetaLayout.key, value: [MetaLayout.current + 1]) }
+        try t.reopen()
+        #expect(t.ledger.writtenByNewerBuild)
+        #expect(code { _ = try t.ledger.query { try $0.today(TodayQuery(person: "quinn", now: t0)) } } == .projectionStale)
+        #expect(code { try t.ledger.run(.propose(proposal("a9"))) } == .migrationRequired)
+        #expect(code { _ = try t.ledger.migrate() } == .invalidInput)
+        #expect(try t.ledger.read { r in try MetaLayout.layout(r.dbs, r.txn) } == MetaLayout.current + 1)
+        let deep = try LedgerProcess.run(["verify", "--deep", "--db", t.path])
+        #expect(deep.status == LedgerError.Code.migrationRequired.exitStatus && deep.stderr.contains("newer build"), "\(deep.stderr)")
+    }
+
     /// A `commands` entry pointing at another command's events: a retry under the forged id
     /// is refused as corrupt, never answered with the other command's result.
     @Test func aCommandsEntryNamingAnotherCommandsEventsIsCorrupt() throws {
