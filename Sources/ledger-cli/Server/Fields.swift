@@ -22,6 +22,9 @@ struct Fields {
         return v
     }
 
+    /// Whether `key` is present with the value null (which ``raw(_:)`` reads as absent).
+    func isNull(_ key: String) -> Bool { object[key] == .null }
+
     func string(_ key: String) throws -> String? {
         guard let v = raw(key) else { return nil }
         guard case .string(let s) = v else { throw Problem.invalid("\(key): expected a string", field: key) }

@@ -73,6 +73,10 @@ import Testing
                 guard case .string(let t)? = session.json["token"] else { Issue.record("no session"); return }
                 tokens.append(t)
             }
+            // A challenge authorises only what it was made for: a sign-in's, used here, is 401.
+            let wrong = try await client.call(.post, "/v1/sessions/sign-out-others", token: tokens[1],
+                                              json: try await Self.signedChallenge(client, "laptop-1", pem))
+            #expect(wrong.status == .unauthorized, "\(wrong.text)")
             let body = try await Self.signedChallenge(client, "laptop-1", pem, purpose: "sign_out_others")
             let ended = try await client.call(.post, "/v1/sessions/sign-out-others", token: tokens[1], json: body)
             #expect(ended.status == .ok && ended.json["sessions_ended"] == .number(1))
@@ -230,6 +234,9 @@ import Testing
             for n in 0..<3 {
                 #expect(try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "d\#(n)"}"#).status == .created)
             }
+            // A null purpose is none of the three (absent is a sign-in).
+            let null = try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "d9", "purpose": null}"#)
+            #expect(null.status == .badRequest && null.code == "invalid_input", "\(null.text)")
             let full = try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "d4"}"#)
             #expect(full.status == .serviceUnavailable && full.code == "busy", "\(full.text)")
         }

@@ -34,6 +34,8 @@ extension LedgerServer {
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["device", "purpose", "target"])
             let device = try f.identifier("device")
             let purpose: Purpose
+            // Absent is a sign-in; null is no purpose at all (openapi: one of the three).
+            if f.isNull("purpose") { throw Problem.invalid("purpose: expected session, revoke or sign_out_others", field: "purpose") }
             switch try f.string("purpose") ?? "session" {
             case "session": purpose = .session
             case "revoke": purpose = .revoke(try f.identifier("target"))
@@ -155,7 +157,8 @@ extension LedgerServer {
         guard let c = challenges.withLock({ $0.removeValue(forKey: id) }), now < c.expiresAt else {
             throw Problem.unauthorized("the challenge is unknown, used or expired")
         }
-        guard c.purpose == purpose else { throw Problem.invalid("the challenge was made for \(c.purpose.text), not \(purpose.text)", field: "challenge_id") }
+        // Spent either way: a challenge authorises only what it was made for.
+        guard c.purpose == purpose else { throw Problem.unauthorized("the challenge was made for \(c.purpose.text), not \(purpose.text)") }
         // One answer for an unknown device, one without a key and a wrong signature: only the
         // holder of the device's key learns anything about it (that it was revoked).
         let state = try ledger.read { try $0.deviceState(c.device) }
