@@ -42,7 +42,8 @@ public struct ProjectionSnapshot {
         // `ledger migrate` has converted and verified it. The marker is bookkeeping outside
         // the chain, so a marker set back by hand is refused here too, never trusted.
         let layout = try MetaLayout.layout(dbs, txn)
-        guard layout == MetaLayout.current else {
+        // An empty log has nothing to answer wrongly (and `migrate` has nothing to convert in it).
+        guard layout == MetaLayout.current || (head == 0 && layout < MetaLayout.current) else {
             throw LedgerError(.projectionStale, "\(txn.environment.path) holds layout \(layout) of the log's records, this build "
                 + "reads layout \(MetaLayout.current): " + (layout > MetaLayout.current ? "a newer build wrote it; query it with that build"
                     : "run `ledger migrate` to convert the store"), details: ["layout": .number(Double(layout))])
