@@ -121,7 +121,8 @@ extension Ledger {
     public func proofReport(in window: TimeWindow, org: String? = nil) throws -> ProofReport {
         try read { r in
             var report = ProofReport(window: window)
-            try r.forEach { stored in
+            // Times never go back along the log: the window starts at a seq (no scan before it).
+            try r.forEach(from: try r.firstSeq(atOrAfter: max(window.from, TimeRules.earliest))) { stored in
                 let e = stored.event
                 // Engine times never go back along the log: past the window, nothing more is in it.
                 if e.at >= window.to { return false }

@@ -10,8 +10,13 @@ enum MetaLayout {
     static let current: UInt8 = 4
 
     /// The layout `meta` says its records cover (0 before layouts were recorded).
+    /// - throws: `corrupt_event` for a marker that is not one byte: read as 0, it would send
+    ///   the store through `migrate` and rewrite whatever wrote it.
     static func layout(_ dbs: LogDatabases, _ txn: Transaction) throws -> UInt8 {
-        try dbs.meta.withValue(txn, key: key) { $0.count == 1 ? $0[0] : 0 } ?? 0
+        try dbs.meta.withValue(txn, key: key) { b in
+            guard b.count == 1 else { throw LogReader.corruptRecord("meta", "layout", length: b.count, expected: 1) }
+            return b[0]
+        } ?? 0
     }
 
     /// Why a store whose marker is above this build's layout cannot be written or queried.

@@ -50,6 +50,19 @@ public struct APIContext: RequestContext, RemoteAddressRequestContext {
         return id
     }
 
+    /// A path parameter that names free text (a specialist's name, an actor such as
+    /// `specialist:Sasha Kim`, a surface: events.md allows 1–256 bytes), percent-decoded: no
+    /// control characters; at most 1 KiB (a longer one names nothing anyway).
+    func pathText(_ name: String) throws -> String {
+        let raw = try parameters.require(name)
+        guard let text = raw.removingPercentEncoding else { throw Problem.invalid("\(name): bad percent-encoding", field: name) }
+        guard !text.isEmpty, text.utf8.count <= 1024,
+              !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }) else {
+            throw Problem.invalid("\(name): 1–256 characters of text, no control characters", field: name)
+        }
+        return text
+    }
+
     /// The caller, who must hold one of `scopes`.
     /// - throws: 401 without a live token; 403 `forbidden` for another scope.
     func require(_ scopes: TokenScope...) throws -> Identity {

@@ -3,8 +3,8 @@ import Foundation
 
 /// A new file that gets its name only once it is whole (`backup`, `export --out`): until
 /// ``commit()`` it has no name at all (`O_TMPFILE`, so a process killed part-way leaves
-/// nothing behind), or, where the file system cannot do that, the name `DEST.partial-PID`,
-/// removed when the process ends without committing. The name DEST is never a half-written
+/// nothing behind), or, where the file system (or a missing `/proc`) cannot do that, the name
+/// `DEST.partial-PID`, removed when the command fails (a killed process leaves it). The name DEST is never a half-written
 /// file, never replaces anything (a file, a directory, a symlink, dangling or not), and the
 /// file is owner-only (0600), as the store is.
 final class NewFile {
@@ -21,17 +21,21 @@ final class NewFile {
         let dir = Self.directory(of: destination)
         // Checked before any work, so a bad path never costs a whole copy that cannot be named.
         var st = stat()
-        guard !destination.hasSuffix("/"), stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+        guard !destination.isEmpty, !destination.hasSuffix("/"), stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
             throw LedgerError(.invalidInput, "\(destination) is not a file path in an existing folder")
         }
-        let unnamed = Self.tmpfile.map { open(dir, $0 | O_WRONLY | O_CLOEXEC, 0o600) } ?? -1
+        // An unnamed file is named through /proc/self/fd: without /proc, the named fallback.
+        let unnamed = access("/proc/self/fd", F_OK) == 0 ? Self.tmpfile.map { open(dir, $0 | O_WRONLY | O_CLOEXEC, 0o600) } ?? -1 : -1
         if unnamed >= 0 {
             (fd, partial) = (unnamed, nil)
         } else {
             let path = destination + ".partial-\(getpid())"
             // O_EXCL|O_NOFOLLOW: a planted name (a symlink included) is refused, never followed.
             let named = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard named >= 0 else { throw LedgerError(.invalidInput, "cannot create \(path): \(String(cString: strerror(errno)))") }
+            guard named >= 0 else {
+                let code: LedgerError.Code = errno == EEXIST || errno == ELOOP || errno == EACCES ? .invalidInput : .storage
+                throw LedgerError(code, "cannot create \(path): \(String(cString: strerror(errno)))")
+            }
             (fd, partial) = (named, path)
         }
         fchmod(fd, 0o600)  // exactly owner-only, whatever the umask
@@ -55,8 +59,7 @@ final class NewFile {
         }
         committed = true
         if let partial { unlink(partial) }
-        let dirFd = open(Self.directory(of: destination), O_RDONLY | O_CLOEXEC)
-        if dirFd >= 0 { fsync(dirFd); close(dirFd) }  // the new name survives a crash
+        Environment.syncDirectory(of: destination)  // the new name survives a crash
     }
 
     /// Whether anything is at `path`: a file, a directory, or a symlink, dangling or not.

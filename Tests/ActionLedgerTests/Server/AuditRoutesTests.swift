@@ -102,6 +102,12 @@ import Testing
         // Another org's action under the same specialist and surface names: never in quinn-co's views.
         try h.ledger.run(.propose(ProposalInput(actionId: "p-other", org: "other-co", person: "olga",
                                                 proposal: proposal("x", stakes: .low, confidence: 0.1).proposal)), now: now)
+        try h.ledger.run(.linkDevice(device: "olga-phone", person: "olga", org: "other-co", label: "o", platform: .ios), now: now)
+        try h.ledger.run(.tap(.approve, actionId: "p-other", device: "olga-phone", userVerified: true), now: now)
+        // A specialist's name is free text (events.md): listed over HTTP as on the CLI.
+        var spaced = proposal("p-kim", stakes: .low, confidence: 0.1)
+        spaced.proposal.specialist = Specialist(name: "Sasha Kim", agent: "content-onlyfans")
+        try h.ledger.run(.propose(spaced), now: now)
         try await h.test { client in
             for (path, index) in [("specialists/Sasha", AuditIndex.specialist("Sasha")), ("surfaces/onlyfans", .surface("onlyfans"))] {
                 let r = try await client.call(.get, "/v1/audit/\(path)?limit=1000", token: h.auditor)
@@ -112,6 +118,8 @@ import Testing
                         == all.filter { $0.org == "quinn-co" }.map(\.seq), "\(path): \(r.text)")
                 #expect(items.allSatisfy { $0["proof_level"] != nil }, "\(path)")
             }
+            let kim = try await client.call(.get, "/v1/audit/specialists/Sasha%20Kim", token: h.auditor)
+            #expect(kim.status == .ok && kim.json["count"] == 1, "\(kim.text)")
             let proofs = try await client.call(.get, "/v1/audit/proofs", token: h.auditor)
             #expect(proofs.status == .ok, "\(proofs.text)")
             let cli = try h.ledger.proofReport(in: .all, org: "quinn-co").json

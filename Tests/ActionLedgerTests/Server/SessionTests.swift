@@ -222,23 +222,36 @@ import Testing
     }
 
     /// What a caller who proved nothing can make the server keep is bounded: a challenge's
-    /// device is an identifier, and the open challenges are capped (503 `busy` beyond).
-    @Test func challengesAreBoundedInSizeAndNumber() async throws {
-        let h = try ServerHarness(maxOpenChallenges: 3)
+    /// device is an identifier, only a keyed device's challenges are kept, a few per device
+    /// (a new one drops that device's oldest), and none of that shows in the answers.
+    @Test func challengesAreBoundedPerDeviceAndTellNothing() async throws {
+        let key = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: key, challengesPerDevice: 2)
+        let pem = key.pem
         try await h.test { client in
             let long = String(repeating: "d", count: 129)
             let refused = try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "\#(long)"}"#)
             #expect(refused.status == .badRequest && refused.code == "invalid_input", "\(refused.text)")
             let target = try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "phone-1", "purpose": "revoke", "target": "a/b"}"#)
             #expect(target.status == .badRequest, "\(target.text)")
-            for n in 0..<3 {
-                #expect(try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "d\#(n)"}"#).status == .created)
-            }
             // A null purpose is none of the three (absent is a sign-in).
             let null = try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "d9", "purpose": null}"#)
             #expect(null.status == .badRequest && null.code == "invalid_input", "\(null.text)")
-            let full = try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "d4"}"#)
-            #expect(full.status == .serviceUnavailable && full.code == "busy", "\(full.text)")
+            // Thousands for devices without a key keep nothing; every answer is a 201 alike.
+            for n in 0..<50 {
+                #expect(try await client.call(.post, "/v1/sessions/challenge", json: #"{"device": "d\#(n)"}"#).status == .created)
+            }
+            #expect(h.server.challenges.withLock { $0.count } == 0)
+            // A keyed device's oldest challenge goes when a third is made; the newest still signs in.
+            let first = try await SessionTests.signedChallenge(client, "laptop-1", pem)
+            _ = try await SessionTests.signedChallenge(client, "laptop-1", pem)
+            let third = try await SessionTests.signedChallenge(client, "laptop-1", pem)
+            #expect(h.server.challenges.withLock { $0.count } == 2)
+            let dropped = try await client.call(.post, "/v1/sessions", json: first)
+            let unknown = try await client.call(.post, "/v1/sessions", json: #"{"challenge_id": "chl-0000", "signature": "AA=="}"#)
+            #expect(dropped.status == .unauthorized && unknown.status == .unauthorized && dropped.text == unknown.text,
+                    "\(dropped.text) \(unknown.text)")
+            #expect(try await client.call(.post, "/v1/sessions", json: third).status == .created)
         }
     }
 }

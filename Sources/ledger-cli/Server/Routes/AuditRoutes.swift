@@ -34,7 +34,7 @@ extension LedgerServer {
         }
         router.get("/v1/audit/actors/:id") { request, context in
             let who = try context.require(.auditor)
-            let actor = try context.pathId("id")
+            let actor = try context.pathText("id")
             let q = Query(request: request)
             let window = try self.window(q, defaultSince: nil)
             let limit = try q.int("limit", default: 100, in: 1...10_000)
@@ -52,7 +52,7 @@ extension LedgerServer {
         for (path, index) in [("specialists", AuditIndex.specialist), ("surfaces", AuditIndex.surface)] {
             router.get("/v1/audit/\(path)/:name") { request, context in
                 let who = try context.require(.auditor)
-                let name = try context.pathId("name")
+                let name = try context.pathText("name")
                 let q = Query(request: request)
                 let window = try self.window(q, defaultSince: nil)
                 let limit = try q.int("limit", default: 100, in: 1...10_000)

@@ -24,8 +24,8 @@ extension LedgerServer {
     }
 
     static let challengeLifetime: Int64 = 120_000
-    /// A key no device holds: a sign-in for a device without one verifies against it, so an
-    /// unknown or keyless device id costs what a keyed one does (no timing tells them apart).
+    /// A key no device holds: a sign-in whose challenge was not kept (an unknown or keyless
+    /// device id, or a used one) verifies against it, so it costs what a kept one does.
     static let decoyKey = try! DeviceKey(spki: Array(P256.Signing.PrivateKey().publicKey.derRepresentation),
                                          protection: .none, trust: .firstUse)  // a fresh key's own encoding: always valid
 
@@ -43,25 +43,17 @@ extension LedgerServer {
             default: throw Problem.invalid("purpose: expected session, revoke or sign_out_others", field: "purpose")
             }
             // Issued for any device id, linked or not: the caller has proven nothing yet, so the
-            // answer must not tell which devices exist, have a key or were revoked. Only a live
-            // device's key can answer it (`verifyChallenge`).
-            let storeId = try self.ledger.read { try $0.storeId() }
+            // answer must not tell which devices exist, have a key or were revoked. Only a keyed
+            // device's challenge is kept (nothing else can answer one), at most a few per device.
+            let (storeId, keyed) = try self.ledger.read { r in (try r.storeId(), try r.deviceState(device)?.key != nil) }
             let nonce = LedgerServer.randomHex(32)
             let id = "chl-" + LedgerServer.randomHex(8)
-            let expires = try self.now().adding(milliseconds: Self.challengeLifetime)
+            let now = try self.now()
+            let expires = now.adding(milliseconds: Self.challengeLifetime)
             let statement = Self.challengeStatement(storeId: storeId ?? .zero, device: device, purpose: purpose, nonce: nonce)
-            // Bounded whatever the number of client addresses: expired ones are dropped, and a
-            // full table refuses new challenges until some expire (each is a few hundred bytes).
-            let issued = self.challenges.withLock { c -> Bool in
-                if c.count >= self.configuration.maxOpenChallenges {
-                    c = c.filter { $0.value.expiresAt > expires.adding(milliseconds: -Self.challengeLifetime) }
-                }
-                guard c.count < self.configuration.maxOpenChallenges else { return false }
-                c[id] = (device: device, purpose: purpose, statement: statement, expiresAt: expires)
-                return true
-            }
-            guard issued else {
-                throw Problem(.serviceUnavailable, "busy", "too many open sign-in challenges; try again in a minute")
+            if keyed {
+                let entry = OpenChallenges.Entry(device: device, purpose: purpose, statement: statement, expiresAt: expires)
+                self.challenges.withLock { $0.add(id, entry, now: now) }
             }
             return LedgerServer.json(["challenge_id": .string(id), "statement_hex": .string(Hex.encode(statement)),
                                       "expires_at": .string(expires.iso8601)], status: .created)
@@ -154,24 +146,18 @@ extension LedgerServer {
         let id = try f.require("challenge_id", f.string)
         let signature = try f.require("signature", f.string)
         let now = try now()
-        guard let c = challenges.withLock({ $0.removeValue(forKey: id) }), now < c.expiresAt else {
-            throw Problem.unauthorized("the challenge is unknown, used or expired")
-        }
-        // Spent either way: a challenge authorises only what it was made for.
-        guard c.purpose == purpose else { throw Problem.unauthorized("the challenge was made for \(c.purpose.text), not \(purpose.text)") }
-        // One answer for an unknown device, one without a key and a wrong signature: only the
-        // holder of the device's key learns anything about it (that it was revoked).
-        let state = try ledger.read { try $0.deviceState(c.device) }
+        // One answer, and the same work, for every failure: an unknown, used or expired id (a
+        // device without a key never has a kept one), another purpose, a wrong signature. Only
+        // the holder of a device's key learns anything about it (that it was revoked).
+        let refused = Problem.unauthorized("the challenge is unknown, used or expired, or was not signed by its device's key")
         let raw = Data(base64Encoded: signature).flatMap { P256Signature.normalize(Array($0)) } ?? []
-        // Verified against a decoy key when the device has none: the same work either way.
-        let verified: Bool
-        if let key = state?.key {
-            verified = key.verifies(raw, over: c.statement)
-        } else {
-            _ = Self.decoyKey.verifies(raw, over: c.statement)
-            verified = false
+        guard let c = challenges.withLock({ $0.take(id) }), now < c.expiresAt, c.purpose == purpose else {
+            _ = try? ledger.read { try $0.deviceState(id) }  // the lookup a kept one makes
+            _ = Self.decoyKey.verifies(raw, over: Array(id.utf8))
+            throw refused
         }
-        guard let state, verified else { throw Problem.unauthorized("the challenge was not signed by its device's key") }
+        let state = try ledger.read { try $0.deviceState(c.device) }
+        guard let state, let key = state.key, key.verifies(raw, over: c.statement) else { throw refused }
         _ = try Self.liveKey(c.device, state)  // revoked: device_revoked
         return (c.device, state)
     }
