@@ -28,19 +28,21 @@ extension ProjectionSnapshot {
         guard (1...100_000).contains(limit) else { throw LedgerError(.invalidInput, "limit must be 1…100000, got \(limit)") }
         let store = try store("activity")
         let query = "activity/\(person)/" + (types.map { $0.map(\.name).sorted().joined(separator: ",") } ?? "all")
-        let range = try seqs(of: window, after: pageToken, query: query)
+        let range = try seqs(of: window, after: pageToken, query: query) { seq in
+            try store.hasPosting(0, Array(person.utf8), seq) && (types?.contains(try self.loggedType(seq)) ?? true)
+                && (try org.map { try self.loggedOrg(seq, is: $0) } ?? true)
+        }
         var page = ActivityPage(person: person, items: [], nextPageToken: nil)
         try store.postings(0, Array(person.utf8), from: range.lowerBound) { seq in
             guard seq < range.upperBound else { return false }
             if let types, !types.contains(try loggedType(seq)) { return true }
-            let event = try loggedEvent(seq)
-            if let org, event.org != org { return true }
+            if let org, try !loggedOrg(seq, is: org) { return true }
             if page.items.count == limit {
                 let last = page.items[limit - 1]
                 page.nextPageToken = rowToken(at: last.at, seq: last.seq, query: query)
                 return false
             }
-            page.items.append(ActivityItem(event))
+            page.items.append(ActivityItem(try loggedEvent(seq)))
             return true
         }
         return page

@@ -124,7 +124,10 @@ extension ProjectionSnapshot {
         guard (1...100_000).contains(limit) else { throw LedgerError(.invalidInput, "limit must be 1…100000, got \(limit)") }
         let store = try store("audit")
         let query = "audit/\(index.family.map(String.init) ?? "all")/" + String(decoding: index.id, as: UTF8.self)
-        let range = try seqs(of: window, after: pageToken, query: query)
+        let range = try seqs(of: window, after: pageToken, query: query) { seq in
+            try (index.family.map { try store.hasPosting($0, index.id, seq) } ?? true)
+                && (including?(try self.auditEntry(seq, store)) ?? true)
+        }
         var listing = AuditListing(entries: [], nextPageToken: nil)
         let visit = { (seq: UInt64) throws -> Bool in
             guard seq < range.upperBound else { return false }
@@ -184,6 +187,14 @@ extension ProjectionSnapshot {
 
     /// Event `seq`, which a projection's posting names.
     /// - throws: `projection_stale` when the log has no such event.
+    /// Whether event `seq` is recorded under `org`, read in place without decoding it.
+    func loggedOrg(_ seq: UInt64, is org: String) throws -> Bool {
+        try LogReader(txn: txn, dbs: dbs).withRawEvent(seq) { raw in
+            let view = try EventView(stored: raw)
+            return view[view.org].elementsEqual(org.utf8)
+        } ?? false
+    }
+
     func loggedEvent(_ seq: UInt64) throws -> Event {
         guard let stored = try LogReader(txn: txn, dbs: dbs).event(seq) else {
             throw LedgerError(.projectionStale, "a projection names seq \(seq), which the log does not hold")

@@ -168,6 +168,13 @@ extension ProjectionStore {
         entryHash(128 + Int(key.first ?? 0), UnsafeRawBufferPointer(rebasing: key.dropFirst()), value)
     }
 
+    /// Whether `seq` is filed under `id` in `family` (stored or replayed).
+    public func hasPosting(_ family: Int, _ id: some Collection<UInt8>, _ seq: UInt64) throws -> Bool {
+        var found = false
+        try postings(family, id, from: seq) { found = $0 == seq; return false }
+        return found
+    }
+
     /// How many postings `id` has in `family` (stored and replayed).
     public func postingCount(_ family: Int, _ id: some Collection<UInt8>) throws -> Int {
         var n = 0

@@ -21,7 +21,12 @@ extension ProjectionSnapshot {
     /// from the range's start and stops at its end.
     /// - parameter query: what the listing lists (``rowToken(at:seq:query:)``): a token
     ///   printed by another query, or naming no event of the log, is refused.
-    func seqs(of window: TimeWindow, after pageToken: String? = nil, query: String = "") throws -> Range<UInt64> {
+    /// - parameter row: whether a seq is a row of the listing: a token must name one. Its
+    ///   tag binds it to the query, not to the rows, so without this a forged token naming
+    ///   any seq would be accepted once its time matched, and the answers would tell another
+    ///   org's auditor the times of events it may not see.
+    func seqs(of window: TimeWindow, after pageToken: String? = nil, query: String = "",
+              row: ((UInt64) throws -> Bool)? = nil) throws -> Range<UInt64> {
         let reader = LogReader(txn: txn, dbs: dbs)
         var first = window.from == TimeWindow.all.from ? 1 : try reader.firstSeq(atOrAfter: window.from)
         let end = window.to == TimeWindow.all.to ? try reader.head().seq + 1 : try reader.firstSeq(atOrAfter: window.to)
@@ -30,7 +35,7 @@ extension ProjectionSnapshot {
             let token = try PageToken(text, length: 16, tag: Self.queryTag(query))
             let (time, seq) = token.bytes.withUnsafeBytes { (Keys.readU64($0, at: 0), Keys.readU64($0, at: 8)) }
             guard seq >= 1, seq <= (try reader.head().seq), let at = try reader.time(of: seq),
-                  ProjectionKeys.timeBits(at) == time else { throw PageToken.notPrinted(text) }
+                  ProjectionKeys.timeBits(at) == time, try row?(seq) ?? true else { throw PageToken.notPrinted(text) }
             first = max(first, seq + 1)
         }
         return first..<max(first, end)

@@ -129,4 +129,27 @@ import Testing
             #expect(rows.count == 1 && rows.first?["type"] == "action.approved" && rows.first?["proof_level"] == "asserted", "\(action.text)")
         }
     }
+
+    /// A page token must name a row of its listing as the caller sees it: one forged for
+    /// another org's event (its time guessed) is refused like any token never printed, so
+    /// the answers tell no event times of another org.
+    @Test func aForgedPageTokenForAnotherOrgsEventIsRefused() async throws {
+        let h = try ServerHarness()
+        let now = ServerHarness.systemNow()
+        try h.ledger.run(.setPolicy(PolicyDocument(userVerification: []), org: "quinn-co"), now: now)
+        let other = try h.ledger.run(.setPolicy(PolicyDocument(userVerification: []), org: "other-co"), now: now).events[0]
+        try h.ledger.run(.setPolicy(PolicyDocument(userVerification: []), org: "quinn-co"), now: now)
+        let forged = try h.ledger.query { q in
+            (q.rowToken(at: other.event.at, seq: other.seq, query: "audit/\(AuditProjection.byActor)/operator"),
+             q.rowToken(at: other.event.at, seq: other.seq, query: "activity/operator/all"))
+        }
+        try await h.test { client in
+            let actor = try await client.call(.get, "/v1/audit/actors/operator?page_token=\(forged.0)", token: h.auditor)
+            #expect(actor.status == .badRequest && actor.code == "invalid_input", "\(actor.text)")
+            let activity = try await client.call(.get, "/v1/audit/activity?person=operator&page_token=\(forged.1)", token: h.auditor)
+            #expect(activity.status == .badRequest && activity.code == "invalid_input", "\(activity.text)")
+        }
+        // The operator's own CLI listing (no org filter) takes the same token: the row is one of it.
+        #expect(try h.ledger.query { try $0.audit(.actor("operator"), pageToken: forged.0) }.entries.allSatisfy { $0.seq > other.seq })
+    }
 }
