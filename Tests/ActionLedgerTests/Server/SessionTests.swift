@@ -252,6 +252,14 @@ import Testing
             #expect(dropped.status == .unauthorized && unknown.status == .unauthorized && dropped.text == unknown.text,
                     "\(dropped.text) \(unknown.text)")
             #expect(try await client.call(.post, "/v1/sessions", json: third).status == .created)
+            // Only the key's holder learns that its device was revoked.
+            let late = try await SessionTests.signedChallenge(client, "laptop-1", pem)
+            try h.ledger.run(.revokeDevice(device: "laptop-1", reason: "sold"), now: ServerHarness.systemNow())
+            let revoked = try await client.call(.post, "/v1/sessions", json: late)
+            #expect(revoked.status == .forbidden && revoked.code == "device_revoked", "\(revoked.text)")
+            let stranger = try await client.call(.post, "/v1/sessions",
+                                                 json: try await SessionTests.signedChallenge(client, "laptop-1", TestDeviceKey().pem))
+            #expect(stranger.status == .unauthorized, "\(stranger.text)")
         }
     }
 }
