@@ -32,27 +32,17 @@ extension LedgerServer {
                 try $0.audit(.device(id), in: window, limit: limit, pageToken: q.string("page_token"))
             }))
         }
-        router.get("/v1/audit/actors/:id") { request, context in
-            let who = try context.require(.auditor)
-            let actor = try context.pathText("id")
-            let q = Query(request: request)
-            let window = try self.window(q, defaultSince: nil)
-            let limit = try q.int("limit", default: 100, in: 1...10_000)
-            // An actor (the operator, a specialist) may act in several orgs: the auditor's only —
-            // by the org each event is recorded under (a policy or a token names the operator as
-            // its person, bound to no org) — filtered while paging, so neither a page nor its
-            // token comes from another org.
-            let listing = try self.ledger.query { query in
-                try query.audit(.actor(actor), in: window, limit: limit, pageToken: q.string("page_token")) { $0.org == who.org }
-            }
-            return LedgerServer.json(try self.listingJSON(listing))
-        }
-        // A specialist's and a surface's listings, as the actors': the auditor's org only, by
-        // the org each event is recorded under, filtered while paging.
-        for (path, index) in [("specialists", AuditIndex.specialist), ("surfaces", AuditIndex.surface)] {
-            router.get("/v1/audit/\(path)/:name") { request, context in
+        // An actor's, a specialist's and a surface's listings. An actor (the operator, a
+        // specialist) may act in several orgs, and specialists and surfaces are named alike in
+        // every org: the auditor's only — by the org each event is recorded under (a policy or
+        // a token names the operator as its person, bound to no org) — filtered while paging,
+        // so neither a page nor its token comes from another org.
+        let listings = [("actors", "id", AuditIndex.actor), ("specialists", "name", AuditIndex.specialist),
+                        ("surfaces", "name", AuditIndex.surface)]
+        for (path, parameter, index) in listings {  // the path parameters as openapi names them
+            router.get("/v1/audit/\(path)/:\(parameter)") { request, context in
                 let who = try context.require(.auditor)
-                let name = try context.pathText("name")
+                let name = try context.pathText(parameter)
                 let q = Query(request: request)
                 let window = try self.window(q, defaultSince: nil)
                 let limit = try q.int("limit", default: 100, in: 1...10_000)
