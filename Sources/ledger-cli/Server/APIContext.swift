@@ -54,13 +54,36 @@ public struct APIContext: RequestContext, RemoteAddressRequestContext {
     /// `specialist:Sasha Kim`, a surface: events.md allows 1–256 bytes), percent-decoded: no
     /// control characters; at most 1 KiB (a longer one names nothing anyway).
     func pathText(_ name: String) throws -> String {
-        let raw = try parameters.require(name)
-        guard let text = raw.removingPercentEncoding else { throw Problem.invalid("\(name): bad percent-encoding", field: name) }
-        guard !text.isEmpty, text.utf8.count <= 1024,
+        // Decoded byte for byte: Foundation's decoder drops a leading U+FEFF, which would
+        // answer for another name.
+        guard let text = Self.percentDecoded(try parameters.require(name)) else {
+            throw Problem.invalid("\(name): bad percent-encoding or not UTF-8", field: name)
+        }
+        guard (1...256).contains(text.unicodeScalars.count),
               !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }) else {
             throw Problem.invalid("\(name): 1–256 characters of text, no control characters", field: name)
         }
         return text
+    }
+
+    /// `%XX` escapes decoded to bytes, the result validated as UTF-8; nil for a bad escape.
+    static func percentDecoded(_ raw: String) -> String? {
+        let input = Array(raw.utf8)
+        var bytes: [UInt8] = []
+        var i = 0
+        while i < input.count {
+            guard input[i] == UInt8(ascii: "%") else {
+                bytes.append(input[i])
+                i += 1
+                continue
+            }
+            guard i + 2 < input.count, let byte = UInt8(String(decoding: input[i + 1...i + 2], as: UTF8.self), radix: 16) else {
+                return nil
+            }
+            bytes.append(byte)
+            i += 3
+        }
+        return String(validating: bytes, as: UTF8.self)
     }
 
     /// The caller, who must hold one of `scopes`.

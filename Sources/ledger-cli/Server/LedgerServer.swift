@@ -39,10 +39,6 @@ public final class LedgerServer: Sendable {
         /// through sending one) is closed after this long; a response being written, a live
         /// stream included, is never cut by it.
         public var idleTimeout: Duration = .seconds(60)
-        /// Open sign-in challenges kept per keyed device (each a few hundred bytes, 120 s); a
-        /// new one drops that device's oldest, so memory is bounded by the keyed devices and no
-        /// caller locks out another device's sign-in or revocation.
-        public var challengesPerDevice = 8
         /// Device sessions' lifetime.
         public var sessionLifetime: Int64 = 30 * Timestamp.day
         /// How long a command's first response is kept for `Idempotency-Key` replays (ms); a
@@ -60,7 +56,8 @@ public final class LedgerServer: Sendable {
     /// One request at a time per command id (``KeyedGate``).
     let commandGate = KeyedGate()
     let tickets = Locked([String: (identity: Identity, expiresAt: Timestamp)]())
-    let challenges: Locked<OpenChallenges>
+    /// Session challenges: stateless until a signature verifies (Challenges.swift).
+    let challenges = Challenges()
     let pairings = Locked([String: Pairing]())
     let logger: Logger
     let metrics = ServerMetrics()
@@ -75,7 +72,6 @@ public final class LedgerServer: Sendable {
         }
         self.ledger = ledger
         self.configuration = configuration
-        challenges = Locked(OpenChallenges(perDevice: max(1, configuration.challengesPerDevice)))
         limiter = RateLimiter(rate: configuration.rateLimit, burst: configuration.rateBurst)
         let proxies = try configuration.trustedProxies.map { text in
             guard let address = ClientAddress(text) else {

@@ -108,6 +108,9 @@ import Testing
         var spaced = proposal("p-kim", stakes: .low, confidence: 0.1)
         spaced.proposal.specialist = Specialist(name: "Sasha Kim", agent: "content-onlyfans")
         try h.ledger.run(.propose(spaced), now: now)
+        var marked = proposal("p-bom", stakes: .low, confidence: 0.1)
+        marked.proposal.specialist = Specialist(name: "\u{FEFF}Sasha Kim", agent: "content-onlyfans")
+        try h.ledger.run(.propose(marked), now: now)
         try await h.test { client in
             for (path, index) in [("specialists/Sasha", AuditIndex.specialist("Sasha")), ("surfaces/onlyfans", .surface("onlyfans"))] {
                 let r = try await client.call(.get, "/v1/audit/\(path)?limit=1000", token: h.auditor)
@@ -120,6 +123,11 @@ import Testing
             }
             let kim = try await client.call(.get, "/v1/audit/specialists/Sasha%20Kim", token: h.auditor)
             #expect(kim.status == .ok && kim.json["count"] == 1, "\(kim.text)")
+            // A leading U+FEFF is part of the name, not dropped by the decoding.
+            let bom = try await client.call(.get, "/v1/audit/specialists/%EF%BB%BFSasha%20Kim", token: h.auditor)
+            #expect(bom.status == .ok && bom.json["count"] == 1 && bom.text.contains("p-bom"), "\(bom.text)")
+            let long = String(repeating: "a", count: 257)
+            #expect(try await client.call(.get, "/v1/audit/specialists/\(long)", token: h.auditor).status == .badRequest)
             let proofs = try await client.call(.get, "/v1/audit/proofs", token: h.auditor)
             #expect(proofs.status == .ok, "\(proofs.text)")
             let cli = try h.ledger.proofReport(in: .all, org: "quinn-co").json

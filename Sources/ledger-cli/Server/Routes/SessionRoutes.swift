@@ -24,8 +24,8 @@ extension LedgerServer {
     }
 
     static let challengeLifetime: Int64 = 120_000
-    /// A key no device holds: a sign-in whose challenge was not kept (an unknown or keyless
-    /// device id, or a used one) verifies against it, so it costs what a kept one does.
+    /// A key no device holds: a sign-in for a device without a key (or an unknown one)
+    /// verifies against it, so it costs what a keyed device's does.
     static let decoyKey = try! DeviceKey(spki: Array(P256.Signing.PrivateKey().publicKey.derRepresentation),
                                          protection: .none, trust: .firstUse)  // a fresh key's own encoding: always valid
 
@@ -42,19 +42,13 @@ extension LedgerServer {
             case "sign_out_others": purpose = .signOutOthers
             default: throw Problem.invalid("purpose: expected session, revoke or sign_out_others", field: "purpose")
             }
-            // Issued for any device id, linked or not: the caller has proven nothing yet, so the
-            // answer must not tell which devices exist, have a key or were revoked. Only a keyed
-            // device's challenge is kept (nothing else can answer one), at most a few per device.
-            let (storeId, keyed) = try self.ledger.read { r in (try r.storeId(), try r.deviceState(device)?.key != nil) }
-            let nonce = LedgerServer.randomHex(32)
-            let id = "chl-" + LedgerServer.randomHex(8)
-            let now = try self.now()
-            let expires = now.adding(milliseconds: Self.challengeLifetime)
+            // Issued for any device id, linked or not, and nothing is kept (Challenges): the caller
+            // has proven nothing yet, so the answer must not tell which devices exist, have a key
+            // or were revoked, and nothing it sends can displace another device's challenge.
+            let storeId = try self.ledger.read { try $0.storeId() }
+            let expires = try self.now().adding(milliseconds: Self.challengeLifetime)
+            let (id, nonce) = self.challenges.issue(device: device, purpose: purpose.text, expiresAt: expires)
             let statement = Self.challengeStatement(storeId: storeId ?? .zero, device: device, purpose: purpose, nonce: nonce)
-            if keyed {
-                let entry = OpenChallenges.Entry(device: device, purpose: purpose, statement: statement, expiresAt: expires)
-                self.challenges.withLock { $0.add(id, entry, now: now) }
-            }
             return LedgerServer.json(["challenge_id": .string(id), "statement_hex": .string(Hex.encode(statement)),
                                       "expires_at": .string(expires.iso8601)], status: .created)
         }
@@ -146,19 +140,22 @@ extension LedgerServer {
         let id = try f.require("challenge_id", f.string)
         let signature = try f.require("signature", f.string)
         let now = try now()
-        // One answer, and the same work, for every failure: an unknown, used or expired id (a
-        // device without a key never has a kept one), another purpose, a wrong signature. Only
-        // the holder of a device's key learns anything about it (that it was revoked).
+        // One answer, and the same work, for every failure: a malformed, forged or expired id, a
+        // device without a key, another purpose, a wrong signature, a used challenge. Only the
+        // holder of a device's key learns anything about it (that it was revoked).
         let refused = Problem.unauthorized("the challenge is unknown, used or expired, or was not signed by its device's key")
         let raw = Data(base64Encoded: signature).flatMap { P256Signature.normalize(Array($0)) } ?? []
-        guard let c = challenges.withLock({ $0.take(id) }), now < c.expiresAt, c.purpose == purpose else {
-            _ = try? ledger.read { try $0.deviceState(id) }  // the lookup a kept one makes
-            _ = Self.decoyKey.verifies(raw, over: Array(id.utf8))
-            throw refused
-        }
-        let state = try ledger.read { try $0.deviceState(c.device) }
-        guard let state, let key = state.key, key.verifies(raw, over: c.statement) else { throw refused }
-        _ = try Self.liveKey(c.device, state)  // revoked: device_revoked
-        return (c.device, state)
+        let parsed = Challenges.parse(id)
+        let device = parsed?.device ?? id
+        let state = try ledger.read { try $0.deviceState(device) }
+        let nonce = challenges.nonce(device: device, purpose: purpose.text, expiresAt: parsed?.expiresAt ?? now,
+                                     draw: parsed?.draw ?? "")
+        let statement = Self.challengeStatement(storeId: try ledger.read { try $0.storeId() } ?? .zero, device: device,
+                                                purpose: purpose, nonce: nonce)
+        let verified = (state?.key ?? Self.decoyKey).verifies(raw, over: statement) && state?.key != nil
+        guard let parsed, let state, verified, now < parsed.expiresAt,
+              challenges.spend(id, expiresAt: parsed.expiresAt, now: now) else { throw refused }
+        _ = try Self.liveKey(parsed.device, state)  // revoked: device_revoked
+        return (parsed.device, state)
     }
 }
