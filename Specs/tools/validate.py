@@ -94,7 +94,12 @@ def mutations(event):
         yield "short content hash", m(lambda e: e["data"].__setitem__("content_hash", "abc"))
     if "confidence" in event["data"] and event["type"] == "action.proposed":
         yield "confidence 1.5", m(lambda e: e["data"].__setitem__("confidence", 1.5))
-    if "proof" in event["data"]:
+    if event["type"] == "device.revoked" and "proof" in event["data"]:
+        yield "a signed revocation without its challenge", m(lambda e: e["data"]["proof"].pop("challenge"))
+        yield "a signed revocation with a short signature", m(lambda e: e["data"]["proof"].__setitem__("signature", "ab"))
+        yield "a signed revocation in schema 1", m(lambda e: e.__setitem__("schema_version", 1))
+        yield "a signed revocation no device made", m(lambda e: e.__setitem__("device", None))
+    elif "proof" in event["data"]:
         yield "proof level 'maybe'", m(lambda e: e["data"]["proof"].__setitem__("level", "maybe"))
         yield "short signature", m(lambda e: e["data"]["proof"].__setitem__("signature", "ab"))
         if event["data"]["proof"]["format"] == "webauthn":

@@ -193,8 +193,9 @@ def check_proofs(e, store, devices, state):
         devices[d["device"]] = {"person": e["person"], "org": e["org"], "key": k, "revoked": False, "platform": d["platform"]}
         return None
     if t == "device.revoked":
+        problem = check_revocation(e, store, devices)
         devices[d["device"]]["revoked"] = True
-        return None
+        return problem
     if t == "device.key_rotated":
         # statements.md §3.1: signed by an unrevoked keyed device of the person, with its key in force.
         dev, k = devices.get(d["device"]), d["key"]
@@ -232,6 +233,21 @@ def check_proofs(e, store, devices, state):
     if t == "action.dismissed": lines.append(("reason_sha256", sha(d["reason"])))
     lines[7] = ("claimed_at", iso(ms(p["claimed_at"])))
     return proof_problem(p, dev["key"], statement("actionledger-statement-v1", lines), devices.get(RP)) or sign_count_problem(p, counts)
+
+def check_revocation(e, store, devices):
+    # statements.md §3.4: a revocation made from her device (schema 2) carries that device's
+    # signature over the session challenge statement whose purpose names the revoked device.
+    d, p, by = e["data"], e["data"].get("proof"), e.get("device")
+    if not p: return None
+    if by is None: return "a revocation no device made carries a signature"
+    dev = devices.get(by)
+    if not dev or not dev["key"] or dev["revoked"] or dev["person"] != e["person"] or dev["org"] != e["org"]:
+        return "revocation signed by %s, not an unrevoked keyed device of %s" % (by, e["person"])
+    if p["key_fingerprint"] != dev["key"]["fingerprint"]: return "revocation signed by another key than the device's"
+    msg = ("actionledger-session-v1\nstore_id: %s\ndevice: %s\npurpose: revoke:%s\nchallenge: %s\n"
+           % (store, by, d["device"], p["challenge"].lower())).encode("ascii")
+    if not p256_verify(bytes.fromhex(dev["key"]["public_key"]), bytes.fromhex(p["signature"]), msg): return "revocation signature"
+    return None
 
 def check_recovered_link(e, store, mine, rec):
     # statements.md §1.2, §3.3: her recovery key in force signed, and every keyed device of hers is revoked.
@@ -334,7 +350,11 @@ def body(t, d):
     if t == "device.linked":
         key = device_key(d["key"]) if "key" in d else b""
         return string(d["device"]) + string(d["label"]) + string(d["platform"]) + key
-    if t == "device.revoked": return string(d["device"]) + string(d["reason"])
+    if t == "device.revoked":
+        # Schema 2: the revoking device's key, the challenge and its signature (raw r‖s).
+        p = d.get("proof")
+        signed = digest(p["key_fingerprint"]) + digest(p["challenge"]) + bytes.fromhex(p["signature"]) if p else b""
+        return string(d["device"]) + string(d["reason"]) + signed
     if t == "token.issued":
         return (string(d["token_id"]) + u8(SCOPES[d["scope"]]) + optional(d.get("subject"), string)
                 + timestamp(d["expires_at"]) + digest(d["secret_sha256"]))

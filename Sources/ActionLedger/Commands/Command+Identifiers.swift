@@ -12,7 +12,7 @@ extension Command {
         case .tap(_, _, let device, _, _), .dismiss(_, let device, _), .edit(_, let device, _), .hold(_, let device, _),
              .rotateDeviceKey(let device, _):
             named.append(("device", device))
-        case .revokeDevice(let device, _, let by):
+        case .revokeDevice(let device, _, let by, _):
             named.append(("device", device))
             if let by { named.append(("by", by)) }
         case .linkDevice(let device, let person, let org, _, _), .linkKeyedDevice(let device, let person, let org, _, _, _, _):

@@ -26,10 +26,12 @@ public enum Command: Sendable, Equatable {
     case linkKeyedDevice(device: String, person: String, org: String, label: String, platform: Platform, key: DeviceKey,
                          recoveryKey: RecoveryKey? = nil)
     /// Revoke a device. `by` is the person's own device the revocation was made from, when
-    /// she made it (the server's signed challenge proved that device's key): it is recorded
-    /// as the event's `device`, must be a linked, unrevoked device of the same person, and
-    /// the request's actor must be that person. Without it the operator revoked it.
-    case revokeDevice(device: String, reason: String, by: String? = nil)
+    /// she made it: it is recorded as the event's `device`, must be a linked, unrevoked device
+    /// of the same person with a user-verified key, the request's actor must be that person,
+    /// and `proof` is that key's signature over the session challenge naming the revoked
+    /// device (Specs/statements.md §3.4), checked and recorded. Without `by` the operator
+    /// revoked it.
+    case revokeDevice(device: String, reason: String, by: String? = nil, proof: RevocationProof? = nil)
     /// Put a new key in force for a keyed device; `key.trust` names the unrevoked keyed
     /// device of the same person (the device itself, or another) that signed the rotation
     /// statement with its key in force (``Statement/rotation(storeId:org:person:device:platform:key:previous:signedBy:)``).

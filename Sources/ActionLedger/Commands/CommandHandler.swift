@@ -232,7 +232,7 @@ enum CommandHandler {
                                    storeId: try reader.storeId())
             try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil, .recoveryKeySet(s))
 
-        case .revokeDevice(let deviceId, let reason, let by):
+        case .revokeDevice(let deviceId, let reason, let by, let proof):
             guard let d = try reader.deviceState(deviceId) else {
                 throw LedgerError(.unknownDevice, "device \(deviceId) is not linked", details: ["device": .string(deviceId)])
             }
@@ -240,9 +240,12 @@ enum CommandHandler {
                 throw LedgerError(.deviceRevoked, "device \(deviceId) was already revoked at \(at.iso8601)",
                                   details: ["device": .string(deviceId), "revoked_at": .string(at.iso8601)])
             }
-            if let by { try DeviceLinking.checkRevoker(by, try reader.deviceState(by), of: d, actor: request.actor) }
+            if let by {
+                try DeviceLinking.checkRevoker(by, try reader.deviceState(by), of: d, actor: request.actor,
+                                               proof: proof, required: true, storeId: try session.storeId())
+            }
             try append(actor: request.actor, device: by, org: d.org, person: d.person, actionId: nil,
-                       .deviceRevoked(DeviceRevocation(device: deviceId, reason: reason)))
+                       .deviceRevoked(DeviceRevocation(device: deviceId, reason: reason, proof: by == nil ? nil : proof)))
 
         case .rotateDeviceKey(let deviceId, let key):
             let device = try reader.deviceState(deviceId)

@@ -19,7 +19,7 @@ enum CommandReplay {
         case .linkDevice(let device, let person, _, _, _), .linkKeyedDevice(let device, let person, _, _, _, _, _):
             if case .deviceLinked(let d) = first.payload { return d.device == device && first.person == person }
             return false
-        case .revokeDevice(let device, _, let by):
+        case .revokeDevice(let device, _, let by, _):
             if case .deviceRevoked(let d) = first.payload { return d.device == device && first.device == by }
             return false
         case .rotateDeviceKey(let device, let key):

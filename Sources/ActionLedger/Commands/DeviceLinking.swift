@@ -117,9 +117,12 @@ enum DeviceLinking {
     }
 
     /// The device a person revoked one of hers from (`by`, recorded as the revocation's
-    /// `device`): linked, not revoked, hers, and she is the actor. The engine checks it when
-    /// it records the revocation and decision replay when it reads one.
-    static func checkRevoker(_ by: String, _ revoker: DeviceState?, of target: DeviceState, actor: String) throws {
+    /// `device`): linked, not revoked, hers, she is the actor, and its user-verified key in
+    /// force made `proof` (statements.md §3.4). The engine checks it when it records the
+    /// revocation and decision replay when it reads one. Without a proof it passes only when
+    /// not `required`: a schema-1 revocation, recorded before builds kept the signature.
+    static func checkRevoker(_ by: String, _ revoker: DeviceState?, of target: DeviceState, actor: String,
+                             proof: RevocationProof?, required: Bool, storeId: Digest?) throws {
         guard let revoker else {
             throw LedgerError(.unknownDevice, "device \(by), named as the one the revocation was made from, is not linked",
                               details: ["device": .string(by)])
@@ -137,6 +140,11 @@ enum DeviceLinking {
         guard revoker.key?.protection == .userVerification else {
             throw LedgerError(.userVerificationRequired, "revoking a device needs a user-verified key; \(by) has none",
                               details: ["device": .string(by)])
+        }
+        if let proof {
+            try proof.check(revoking: target.device, by: by, key: revoker.key, storeId: storeId)
+        } else if required {
+            throw RecordedProof.bad("a revocation made from device \(by) needs its signature over the challenge", "signature")
         }
     }
 }

@@ -17,6 +17,15 @@ public enum Platform: String, Sendable, CaseIterable {
 public struct DeviceRevocation: Sendable, Equatable {
     public var device: String
     public var reason: String
+    /// Schema 2, when she revoked it from a device of hers: that device's signature over the
+    /// challenge (statements.md §3.4), so an auditor proves the revocation from the log alone.
+    public var proof: RevocationProof? = nil
+
+    public init(device: String, reason: String, proof: RevocationProof? = nil) {
+        self.device = device
+        self.reason = reason
+        self.proof = proof
+    }
 }
 
 /// `device.key_rotated`: the device's key in force from this event on. The new key is

@@ -104,7 +104,9 @@ extension Payload {
             if let key = d.key { o["key"] = key.json }
             return .object(o)
         case .deviceRevoked(let d):
-            return ["device": .string(d.device), "reason": .string(d.reason)]
+            var o: JSONObject = ["device": .string(d.device), "reason": .string(d.reason)]
+            if let proof = d.proof { o["proof"] = proof.json }
+            return .object(o)
         case .deviceKeyRotated(let k):
             return ["device": .string(k.device), "previous_key_fingerprint": .string(k.previousFingerprint.hex), "key": k.key.json]
         case .recoveryKeySet(let s):
@@ -196,7 +198,8 @@ extension Payload {
             self = .deviceLinked(DeviceLink(device: device, label: label, platform: p, key: key))
         case .deviceRevoked:
             self = .deviceRevoked(DeviceRevocation(device: try r.identifier("device"),
-                                                   reason: try r.string("reason", max: L.rationale, allowEmpty: true)))
+                                                   reason: try r.string("reason", max: L.rationale, allowEmpty: true),
+                                                   proof: version >= 2 ? try RevocationProof(fields: try r.object("proof")) : nil))
         case .deviceKeyRotated:
             let rotation = KeyRotation(device: try r.identifier("device"), previousFingerprint: try r.digest("previous_key_fingerprint"),
                                        key: try DeviceKey(fields: try r.object("key")))

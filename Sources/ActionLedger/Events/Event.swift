@@ -42,7 +42,7 @@ public struct Event: Sendable, Equatable {
     /// The schema version of this event's encoding (Specs/events.md, "Versioning"): a tap
     /// carrying a signed proof is the newest schema of its type (3 for taps and dismissals,
     /// which record a rules version; 2 for holds and edits), a keyed link and a policy with
-    /// proof requirements are schema 2; else
+    /// proof requirements are schema 2, as is a revocation signed from her device; else
     /// 2 for a proposal or decision judged under rules version 2 or later, else 1.
     public var schemaVersion: UInt8 {
         switch payload {
@@ -52,6 +52,7 @@ public struct Event: Sendable, Equatable {
         case .held(let h): h.proof != nil ? 2 : 1
         case .edited(let e): e.proof != nil ? 2 : 1
         case .deviceLinked(let d): d.key.map { $0.isRecovered ? 3 : 2 } ?? 1
+        case .deviceRevoked(let d): d.proof != nil ? 2 : 1
         case .policySet(let p): p.proofs.isEmpty ? 1 : 2
         default: payload.rulesVersion.map { $0 >= 2 ? 2 : 1 } ?? 1
         }
@@ -99,12 +100,13 @@ public enum EventType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     public var description: String { name }
 
     /// The newest schema version of this type: decisions and proposals gained their rules
-    /// version in schema 2, signed taps their proof in the next one, keyed links their key in
+    /// version in schema 2, signed taps their proof in the next one, keyed links their key and
+    /// revocations made from a device their signature in
     /// schema 2 (Specs/events.md, "Versioning"); every earlier one stays readable.
     public var schemaVersion: UInt8 {
         switch self {
         case .actionReviewed, .actionConfirmed, .actionApproved, .actionDismissed, .deviceLinked: 3
-        case .actionProposed, .actionAutoShipped, .actionHeld, .actionEdited, .policySet: 2
+        case .actionProposed, .actionAutoShipped, .actionHeld, .actionEdited, .policySet, .deviceRevoked: 2
         default: 1
         }
     }

@@ -63,6 +63,7 @@ extension EventCodec {
         case .deviceRevoked(let d):
             w.string(d.device)
             w.string(d.reason)
+            d.proof?.encode(&w)  // schema 2
         case .deviceKeyRotated(let k):
             w.string(k.device)
             w.digest(k.previousFingerprint)
@@ -162,7 +163,8 @@ extension EventCodec {
             if let key, key.isRecovered != (version == 3) { throw r.fail("trust recovery is schema 3 of device.linked, and only it") }
             return .deviceLinked(DeviceLink(device: device, label: label, platform: p, key: key))
         case .deviceRevoked:
-            return .deviceRevoked(DeviceRevocation(device: try r.string(), reason: try r.string()))
+            return .deviceRevoked(DeviceRevocation(device: try r.string(), reason: try r.string(),
+                                                   proof: version >= 2 ? try RevocationProof.decode(&r) : nil))
         case .deviceKeyRotated:
             let rotation = KeyRotation(device: try r.string(), previousFingerprint: try r.digest(), key: try DeviceKey.decode(&r))
             guard rotation.key.introducer != nil else { throw r.fail("a rotated key must be vouched for (trust introduced)") }

@@ -41,9 +41,14 @@ extension DecisionReplay {
                 }
                 // Made from one of her devices: as the engine checks it, with the devices as they stood.
                 if let by = event.device {
-                    do { try DeviceLinking.checkRevoker(by, devices[by], of: state, actor: event.actor) } catch let e as LedgerError {
+                    do {
+                        try DeviceLinking.checkRevoker(by, devices[by], of: state, actor: event.actor, proof: d.proof,
+                                                       required: false, storeId: try reader.storeId())
+                    } catch let e as LedgerError {
                         throw fail("device.revoke", e.message, e.code)
                     }
+                } else if d.proof != nil {
+                    throw fail("device.revoke", "the operator's revocation of \(d.device) carries a device's signature", .badProof)
                 }
             }
             state.revokedAt = event.at

@@ -115,6 +115,12 @@ struct ProofScan {
                                                    platform: link.platform, linkedAt: event.at, revokedAt: nil, key: link.key,
                                                    keySeq: event.seq)
             case .deviceRevoked(let r):
+                // The signature of the device she revoked it from (schema 2), with its key as it stood.
+                if let proof = r.proof {
+                    guard let by = event.device else { throw RecordedProof.bad("a revocation no device made carries a signature", "device") }
+                    try proof.check(revoking: r.device, by: by, key: devices[by]?.key, storeId: storeId)
+                    checked += 1
+                }
                 devices[r.device]?.revokedAt = event.at
             case .deviceKeyRotated(let k):
                 try DeviceRotation.check(recorded: k, in: event, devices: { devices[$0] }, storeId: storeId)

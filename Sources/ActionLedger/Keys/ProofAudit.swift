@@ -51,9 +51,15 @@ public struct ProofSummary: Sendable, Equatable {
 }
 
 extension Event {
-    /// The proof of a tap, dismissal, edit or hold, or of the step a `tap.refused` refused;
-    /// nil for events no device makes.
+    /// The proof of a tap, dismissal, edit or hold, of the step a `tap.refused` refused, or
+    /// of a revocation she made from a device; nil for events no device makes.
     public var proofSummary: ProofSummary? {
+        if case .deviceRevoked(let r) = payload {
+            // Her device's user-verified key signed it (schema 2); a schema-1 one recorded nothing.
+            guard device != nil else { return nil }
+            return r.proof.map { ProofSummary(level: .signedUV, keyFingerprint: $0.keyFingerprint,
+                                              userVerificationBasis: "declared_key_protection") } ?? ProofSummary(level: .none)
+        }
         guard let level = payload.proofLevel else { return nil }
         var proof = payload.proof
         if case .tapRefused(let r) = payload { proof = r.proof }

@@ -93,6 +93,16 @@ public enum Statement {
         ])
     }
 
+    /// The first line of a session challenge statement (`ledger serve`).
+    public static let sessionDomain = "actionledger-session-v1"
+
+    /// The session challenge statement (Specs/statements.md §3.4): what a device signs to sign
+    /// in (`session`), revoke one of her devices (`revoke:DEVICE`) or end her other sessions
+    /// (`sign_out_others`). Its lines keep the first form the server shipped, `name: value`.
+    public static func session(storeId: Digest, device: String, purpose: String, challenge: Digest) -> [UInt8] {
+        Array("\(sessionDomain)\nstore_id: \(storeId.hex)\ndevice: \(device)\npurpose: \(purpose)\nchallenge: \(challenge.hex)\n".utf8)
+    }
+
     static func render(_ domain: String, _ lines: [(name: String, value: String)]) -> [UInt8] {
         var out = Array(domain.utf8)
         out.append(0x0A)

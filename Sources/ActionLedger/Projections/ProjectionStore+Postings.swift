@@ -49,7 +49,7 @@ extension ProjectionStore {
                                       details: ["problem": "projection_mismatch", "projection": .string(name)])
                 }
                 var digest = out[list, default: ListDigest()]
-                list.withUnsafeBytes { lb in Self.forEachPosting(v) { digest.add(Self.postingHash(lb, $0)); return true } }
+                _ = list.withUnsafeBytes { lb in Self.forEachPosting(v) { digest.add(Self.postingHash(lb, $0)); return true } }
                 out[list] = digest
                 previous = (list, last)
                 return true

@@ -25,16 +25,17 @@ struct Challenges: Sendable {
     private let spent = Locked([String: Timestamp]())
 
     /// A new challenge's id and the nonce its statement names.
-    func issue(device: String, purpose: String, expiresAt: Timestamp) -> (id: String, nonce: String) {
+    func issue(device: String, purpose: String, expiresAt: Timestamp) -> (id: String, nonce: ActionLedger.Digest) {
         let draw = LedgerServer.randomHex(16)
         let id = "chl-\(String(expiresAt.milliseconds, radix: 16))-\(draw)-\(device)"
         return (id, nonce(device: device, purpose: purpose, expiresAt: expiresAt, draw: draw))
     }
 
-    /// The 64-hex challenge line of a statement: HMAC-SHA256 of what the id carries and the purpose.
-    func nonce(device: String, purpose: String, expiresAt: Timestamp, draw: String) -> String {
+    /// The challenge line of a statement (its 64 hex digits): HMAC-SHA256 of what the id
+    /// carries and the purpose.
+    func nonce(device: String, purpose: String, expiresAt: Timestamp, draw: String) -> ActionLedger.Digest {
         let message = Data("actionledger-session-challenge\n\(device)\n\(purpose)\n\(expiresAt.milliseconds)\n\(draw)".utf8)
-        return Hex.encode(Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key))))
+        return ActionLedger.Digest(bytes: Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key))))!
     }
 
     /// The parts of a well-formed id, else nil.

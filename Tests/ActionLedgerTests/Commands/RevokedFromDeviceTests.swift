@@ -9,9 +9,13 @@ import Testing
         let t = try DecisionReplayTests.store(), l = t.ledger!
         let later = t0.adding(milliseconds: 10_000)
         // Her Mac holds a user-verified key: what the server's revocation challenge proves.
-        try l.linkKeyed("mac", TestDeviceKey(), protection: .userVerification, platform: .web, now: later)
+        let macKey = TestDeviceKey()
+        try l.linkKeyed("mac", macKey, protection: .userVerification, platform: .web, now: later)
+        // Signed by the Mac's key, as the server's challenge hands it over.
         func revoke(_ device: String, by: String?, actor: String = "quinn", id: String? = nil) throws -> CommandResult {
-            try l.execute(CommandRequest(.revokeDevice(device: device, reason: "lost", by: by), commandId: id, now: later, actor: actor))
+            let proof = try by.map { try l.revocationProof(device, by: $0, macKey) }
+            return try l.execute(CommandRequest(.revokeDevice(device: device, reason: "lost", by: by, proof: proof),
+                                                commandId: id, now: later, actor: actor))
         }
         let head = try l.read { try $0.head().seq }
         expectLedgerError(.deviceNotOwned, "another person's device") { try revoke("iphone", by: "mia-phone") }

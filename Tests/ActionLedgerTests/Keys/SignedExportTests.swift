@@ -11,7 +11,8 @@ import Testing
     /// hold, edit and dismissal, a recorded refusal, a key rotation vouched for by the other
     /// device, a relying party and a WebAuthn-signed approval; and a second person's
     /// recovery: her first keyed device with her recovery key, revoked, a device linked by
-    /// the recovery key, and two replacements of it (signed by that device, then by the key).
+    /// the recovery key, and two replacements of it (signed by that device, then by the key);
+    /// last, quinn revokes a tablet of hers from her phone (its signed challenge recorded).
     static func signedStore() throws -> TempLedger {
         let t = try keyedStore(stakes: .high)
         let phone = TestDeviceKey(), laptop = TestDeviceKey()
@@ -41,6 +42,8 @@ import Testing
         try t.ledger.recover("rhea-laptop", rheaLaptop, signer: first, person: "rhea")
         try t.ledger.setRecovery(second, signer: rheaLaptop, device: "rhea-laptop", person: "rhea")
         try t.ledger.setRecovery(TestDeviceKey(), signer: second, device: nil, person: "rhea")
+        try t.ledger.run(.linkDevice(device: "tablet", person: "quinn", org: "quinn-co", label: "Tablet", platform: .ios))
+        try t.ledger.revoke("tablet", from: "iphone", phone)
         return t
     }
 
@@ -54,9 +57,9 @@ import Testing
             try Self.signedStore().ledger.exportJSONL { bytes += $0 }
             try Data(bytes).write(to: Self.examples)
         }
-        #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 25)
+        #expect(try ExportVerifier.verify(path: Self.examples.path).head.seq == 27)
         let fresh = try TempLedger()
-        #expect(try fresh.ledger.importJSONL(path: Self.examples.path).seq == 25)
+        #expect(try fresh.ledger.importJSONL(path: Self.examples.path).seq == 27)
         let kinds = Set(try String(contentsOf: Self.examples, encoding: .utf8).split(separator: "\n").map { line -> String in
             let e = try JSONParser.parse(String(line))
             guard case .number(let v)? = e["schema_version"] else { return "" }
@@ -64,7 +67,7 @@ import Testing
         })
         for k in ["device.linked/2", "action.reviewed/3", "action.confirmed/3", "action.approved/3", "action.dismissed/3",
                   "action.held/2", "action.edited/2", "policy.set/2", "device.key_rotated/1", "tap.refused/1",
-                  "device.linked/3", "person.recovery_key_set/1"] {
+                  "device.linked/3", "person.recovery_key_set/1", "device.revoked/2"] {
             #expect(kinds.contains(k), "\(k)")
         }
     }
@@ -72,12 +75,12 @@ import Testing
     @Test func anExportWithKeysAndProofsVerifiesAndImports() throws {
         let t = try Self.signedStore()
         let (path, r) = try t.exportAndVerifyIndependently()
-        #expect(r.status == 0 && r.stdout.hasPrefix("ok 25 "), "\(r.stdout)\(r.stderr)")
-        #expect(try ExportVerifier.verify(path: path).head.seq == 25)
+        #expect(r.status == 0 && r.stdout.hasPrefix("ok 27 "), "\(r.stdout)\(r.stderr)")
+        #expect(try ExportVerifier.verify(path: path).head.seq == 27)
         let fresh = try TempLedger()
         let head = try fresh.ledger.importJSONL(path: path)
-        #expect(head.seq == 25)
-        #expect(try fresh.ledger.verifyProofs() == 18)
+        #expect(head.seq == 27)
+        #expect(try fresh.ledger.verifyProofs() == 19)
         #expect(try fresh.ledger.replayDecisions().mismatch == nil)
     }
 

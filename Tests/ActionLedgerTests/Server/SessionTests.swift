@@ -88,7 +88,7 @@ import Testing
     @Test func revokingADeviceNeedsTheUserVerifiedKeyOfItsPerson() async throws {
         let key = TestDeviceKey()
         let h = try ServerHarness(keyedLaptop: key)
-        let pem = key.pem
+        let pem = key.pem, fingerprint = try key.key(.userVerification).fingerprint
         try await h.test { client in
             let unsigned = try await client.call(.post, "/v1/devices/phone-1/revoke", token: h.laptop, json: "{}")
             #expect(unsigned.status == .badRequest)
@@ -102,6 +102,11 @@ import Testing
             // The audit shows which device she revoked it from: the one whose key signed the challenge.
             let recorded = try h.ledger.read { r in try r.event(try r.head().seq)?.event }
             #expect(recorded?.type == .deviceRevoked && recorded?.device == "laptop-1" && recorded?.actor == "quinn")
+            // With the signature that proved it: the engine and every verifier check it again.
+            guard case .deviceRevoked(let r)? = recorded?.payload else { return }
+            #expect(r.proof?.keyFingerprint == fingerprint)
+            #expect(try h.ledger.verifyProofs() >= 1)
+            #expect(try h.ledger.replayDecisions().mismatch == nil)
             #expect(try await client.call(.get, "/v1/today", token: h.phone).code == "device_revoked")
         }
     }

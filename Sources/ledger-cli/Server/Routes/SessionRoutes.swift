@@ -48,13 +48,13 @@ extension LedgerServer {
             let storeId = try self.ledger.read { try $0.storeId() }
             let expires = try self.now().adding(milliseconds: Self.challengeLifetime)
             let (id, nonce) = self.challenges.issue(device: device, purpose: purpose.text, expiresAt: expires)
-            let statement = Self.challengeStatement(storeId: storeId ?? .zero, device: device, purpose: purpose, nonce: nonce)
+            let statement = Statement.session(storeId: storeId ?? .zero, device: device, purpose: purpose.text, challenge: nonce)
             return LedgerServer.json(["challenge_id": .string(id), "statement_hex": .string(Hex.encode(statement)),
                                       "expires_at": .string(expires.iso8601)], status: .created)
         }
         router.post("/v1/sessions") { request, context in
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["challenge_id", "signature"])
-            let (device, state) = try self.verifyChallenge(f, purpose: .session)
+            let (device, state, _) = try self.verifyChallenge(f, purpose: .session)
             let now = try self.now()
             let sessionId = "ses-" + LedgerServer.randomHex(8)
             let secret = "als_\(sessionId)_" + LedgerServer.randomHex(32)
@@ -70,7 +70,7 @@ extension LedgerServer {
         router.post("/v1/sessions/sign-out-others") { request, context in
             let who = try context.require(.device)
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["challenge_id", "signature"])
-            let (device, _) = try self.verifyChallenge(f, purpose: .signOutOthers)
+            let (device, _, _) = try self.verifyChallenge(f, purpose: .signOutOthers)
             guard device == who.device else { throw Problem.forbidden("the challenge was signed by another device than the caller") }
             let sessions = self.sessions, now = try self.now(), person = who.person!, keep = who.id
             let ended = try await Blocking.run { try sessions.revokeOthers(person: person, keep: keep, at: now) }
@@ -94,10 +94,10 @@ extension LedgerServer {
             if let replay = try await self.keptReplay(request, isOwn: isOwn) { return replay }
             if let own = try await self.ownCommand(key, isOwn: isOwn), case .deviceRevoked(let d) = own.payload {
                 // Its kept response expired: the engine answers the same revocation as a replay.
-                let revocation = Command.revokeDevice(device: d.device, reason: d.reason, by: own.device)
+                let revocation = Command.revokeDevice(device: d.device, reason: d.reason, by: own.device, proof: d.proof)
                 return try await self.run(CommandRequest(revocation, commandId: key!, now: try self.now(), actor: own.actor), gated: true)
             }
-            let (signer, state) = try self.verifyChallenge(f, purpose: .revoke(target))
+            let (signer, state, proof) = try self.verifyChallenge(f, purpose: .revoke(target))
             guard signer == who.device else { throw Problem.forbidden("the challenge was signed by another device than the caller") }
             guard state.key?.protection == .userVerification else {
                 throw LedgerError(.userVerificationRequired, "revoking a device needs a user-verified key (biometrics) on \(signer)",
@@ -110,19 +110,15 @@ extension LedgerServer {
                 throw LedgerError(.deviceNotOwned, "device \(target) belongs to another person", details: ["device": .string(target)])
             }
             let commandId = key ?? CommandRequest.newCommandId()
-            // Recorded as made from the device whose user-verified key signed the challenge.
-            let command = Command.revokeDevice(device: target, reason: try f.string("reason") ?? "", by: signer)
+            // Recorded as made from the device whose user-verified key signed the challenge, with
+            // that signature: the engine checks it again, and an auditor can from the log.
+            let command = Command.revokeDevice(device: target, reason: try f.string("reason") ?? "", by: signer, proof: proof)
             let response = try await self.run(CommandRequest(command, commandId: commandId, now: try self.now(), actor: who.person!),
                                               gated: key != nil)
             let sessions = self.sessions, now = try self.now()
             try await Blocking.run { _ = try sessions.revoke(device: target, at: now) }
             return response
         }
-    }
-
-    /// The bytes a device signs to answer a challenge (domain-separated from tap statements).
-    static func challengeStatement(storeId: ActionLedger.Digest, device: String, purpose: Purpose, nonce: String) -> [UInt8] {
-        Array("actionledger-session-v1\nstore_id: \(storeId.hex)\ndevice: \(device)\npurpose: \(purpose.text)\nchallenge: \(nonce)\n".utf8)
     }
 
     static func liveKey(_ device: String, _ state: DeviceState?) throws -> DeviceKey {
@@ -135,8 +131,9 @@ extension LedgerServer {
         return key
     }
 
-    /// Takes the challenge out (single use) and checks its signature by the device's key.
-    func verifyChallenge(_ f: Fields, purpose: Purpose) throws -> (String, DeviceState) {
+    /// Takes the challenge out (single use) and checks its signature by the device's key:
+    /// the device, its state, and the signature as a revocation records it.
+    func verifyChallenge(_ f: Fields, purpose: Purpose) throws -> (String, DeviceState, RevocationProof) {
         let id = try f.require("challenge_id", f.string)
         let signature = try f.require("signature", f.string)
         let now = try now()
@@ -150,12 +147,12 @@ extension LedgerServer {
         let state = try ledger.read { try $0.deviceState(device) }
         let nonce = challenges.nonce(device: device, purpose: purpose.text, expiresAt: parsed?.expiresAt ?? now,
                                      draw: parsed?.draw ?? "")
-        let statement = Self.challengeStatement(storeId: try ledger.read { try $0.storeId() } ?? .zero, device: device,
-                                                purpose: purpose, nonce: nonce)
+        let statement = Statement.session(storeId: try ledger.read { try $0.storeId() } ?? .zero, device: device,
+                                          purpose: purpose.text, challenge: nonce)
         let verified = (state?.key ?? Self.decoyKey).verifies(raw, over: statement) && state?.key != nil
         guard let parsed, let state, verified, now < parsed.expiresAt,
               challenges.spend(id, expiresAt: parsed.expiresAt, now: now) else { throw refused }
-        _ = try Self.liveKey(parsed.device, state)  // revoked: device_revoked
-        return (parsed.device, state)
+        let key = try Self.liveKey(parsed.device, state)  // revoked: device_revoked
+        return (parsed.device, state, RevocationProof(keyFingerprint: key.fingerprint, challenge: nonce, signature: raw))
     }
 }
