@@ -402,7 +402,8 @@ def main(argv):
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", cp["time"]), "checkpoint time"
         checkpoint = (cp["log_size"], cp["head_hash"], ms(cp["time"]))
     prev, seq, store, devices = bytes(32), 0, None, {}
-    state = {"counts": {}, "recovery": {}, "previous": None}  # counters, recovery keys in force, the event before
+    # counters, recovery keys in force, the event before, each action's assets and price
+    state = {"counts": {}, "recovery": {}, "previous": None, "kept": {}}
     for line in open(argv[1], "rb"):
         try:
             e = json.loads(line, parse_constant=refuse_constant, object_pairs_hook=no_duplicates)
@@ -418,6 +419,12 @@ def main(argv):
         if e["type"] in ("action.proposed", "action.edited"):
             if hashlib.sha256(preview(e["data"]["preview"])).hexdigest() != e["data"]["content_hash"]:
                 print("seq %d: content_hash mismatch" % e["seq"]); return 1
+            # An edit replaces the text only (statements.md §2: a signed edit binds the content
+            # before it and the new text), so it keeps its action's assets and price.
+            kept = (e["data"]["preview"].get("assets", 0), e["data"]["preview"].get("price"))
+            if e["type"] == "action.edited" and state["kept"].get(e["action_id"], kept) != kept:
+                print("seq %d: an edit changes assets or price" % e["seq"]); return 1
+            state["kept"][e["action_id"]] = kept
         store = store or h.hex()  # the store id: the chain hash of seq 1 (statements.md §2)
         problem = check_proofs(e, store, devices, state)
         if problem: print("seq %d: %s" % (e["seq"], problem)); return 1

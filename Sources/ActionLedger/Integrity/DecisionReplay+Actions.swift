@@ -154,6 +154,13 @@ extension DecisionReplay {
                     throw fail("content_hash", "the content hash is not the edited preview's", .integrityFailure)
                 }
                 guard e.preview != state.proposal.preview else { throw fail("action.edit", "the edit changes nothing", .invalidInput) }
+                // An edit replaces the text only: a signed edit binds the content before it and
+                // the new text (statements.md §2), so assets and price are that content's.
+                let before = state.proposal.preview
+                guard e.preview.assets == before.assets, e.preview.price?.bitPattern == before.price?.bitPattern else {
+                    throw fail("action.edit", "the edit changes assets or price (\(e.preview.assets), \(e.preview.price.map { "\($0)" } ?? "none") "
+                        + "against \(before.assets), \(before.price.map { "\($0)" } ?? "none")); an edit replaces the text only", .invalidInput)
+                }
             case .tapRefused(let t):
                 guard refusals <= RefusalRecorder.perMinute else {
                     throw fail("refusal.rate", "refusal \(refusals) of device \(event.device ?? "?") in the minute of "

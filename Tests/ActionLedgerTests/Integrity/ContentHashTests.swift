@@ -101,4 +101,30 @@ import Testing
         #expect(e?.details["field"] == "content_hash")
         #expect(e?.details["problem"] == "content_hash")
     }
+
+    /// An edit replaces the text only (a signed one binds the content before it and the new
+    /// text): one that also changes assets or price, its content hash recomputed and the
+    /// chain re-chained, is refused by decision replay, import and the independent verifier.
+    @Test func anEditThatChangesAssetsOrPriceIsRefused() throws {
+        let t = try populated()
+        let seq = try Self.seq(t.ledger, "a2", .actionEdited)
+        let events = try t.ledger.read { r in try (1...(try r.head().seq)).map { try r.event($0)!.event } }
+        for (what, change) in [("price", { (p: inout Preview) in p.price = 999.99 }), ("assets", { (p: inout Preview) in p.assets += 6 })] {
+            var copy = events
+            guard case .edited(var x) = copy[Int(seq) - 1].payload else { Issue.record("not an edit"); return }
+            change(&x.preview)
+            x.contentHash = EventCodec.contentHash(of: x.preview)
+            copy[Int(seq) - 1].payload = .edited(x)
+            let forged = try TempLedger()
+            try forged.ledger.append(verbatim: copy.map { ($0, nil) })  // re-chained: every hash recomputed
+            let m = try forged.ledger.replayDecisions().mismatch
+            #expect(m?.seq == seq && m?.rule == "action.edit", "\(what): \(String(describing: m))")
+            let (path, python) = try forged.exportAndVerifyIndependently()
+            #expect(python.status == 1 && python.stdout.hasPrefix("seq \(seq): an edit changes assets or price"),
+                    "\(what): \(python.stdout)\(python.stderr)")
+            let target = try TempLedger()
+            #expect(throws: LedgerError.self, "\(what)") { try target.ledger.importJSONL(path: path) }
+            #expect(try target.ledger.read { try $0.head() }.seq == 0)
+        }
+    }
 }
