@@ -168,9 +168,23 @@ def sign_count_problem(p, counts):
     if count: counts[p["key_fingerprint"]] = count
     return None
 
+def canonical_spki(spki):
+    # statements.md §1: one spelling per key, the SPKI DER of an uncompressed P-256 point.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    try:
+        k = serialization.load_der_public_key(spki)
+    except ValueError:
+        return False
+    return (isinstance(k, ec.EllipticCurvePublicKey) and k.curve.name == "secp256r1"
+            and k.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo) == spki)
+
 def check_proofs(e, store, devices, state):
     """statements.md §1.1-§2: keyed links' introductions, and every keyed device's proof. Returns a problem or None."""
     t, d, counts = e["type"], e["data"], state["counts"]
+    key = d.get("key") if t in ("device.linked", "device.key_rotated", "person.recovery_key_set") else None
+    if key and not canonical_spki(bytes.fromhex(key["public_key"])):
+        return "the key is not the SPKI DER of an uncompressed P-256 point"
     if t == "person.recovery_key_set":
         return check_recovery_key(e, store, devices, state)
     if t == "device.linked":

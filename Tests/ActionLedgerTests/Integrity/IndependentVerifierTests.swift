@@ -91,4 +91,37 @@ extension IndependentVerifierTests {
         #expect(status == 1 && text.contains("seq \(seq): content_hash mismatch"), "\(text)")
         #expect(throws: LedgerError.self) { try ExportVerifier.verify(path: path) }
     }
+
+    /// One key, one spelling (statements.md §1): a first-use link whose key is the same point
+    /// compressed, fingerprint and chain recomputed, is refused by the independent verifier
+    /// as the engine refuses it.
+    @Test func bothVerifiersRefuseACompressedKey() throws {
+        let t = try keyedStore()
+        try t.ledger.linkKeyed("iphone", TestDeviceKey())
+        let (path, clean) = try t.exportAndVerifyIndependently()
+        #expect(clean.status == 0, "\(clean.stdout)\(clean.stderr)")
+        let forge = """
+            import hashlib, json, sys
+            sys.path.insert(0, sys.argv[1])
+            import verify_export as v
+            from cryptography.hazmat.primitives import serialization
+            lines, prev = [json.loads(l) for l in open(sys.argv[2])], bytes(32)
+            for e in lines:
+                k = e["data"].get("key") if e["type"] == "device.linked" else None
+                if k:
+                    point = serialization.load_der_public_key(bytes.fromhex(k["public_key"]))
+                    compressed = point.public_bytes(serialization.Encoding.X962, serialization.PublicFormat.CompressedPoint)
+                    der = bytes.fromhex("3039301306072a8648ce3d020106082a8648ce3d030107032200") + compressed
+                    k["public_key"], k["fingerprint"] = der.hex(), hashlib.sha256(der).hexdigest()
+                h = hashlib.sha256(prev + v.canonical(e)).digest()
+                e["hash"], prev = h.hex(), h
+            open(sys.argv[2], "w").write("".join(json.dumps(e, ensure_ascii=False) + "\\n" for e in lines))
+            """
+        let scripts = URL(fileURLWithPath: Self.script).deletingLastPathComponent().path
+        let rewritten = try Self.runPython(["-c", forge, scripts, path])
+        try #require(rewritten.status == 0, "\(rewritten.stderr)")
+        let (status, text) = try python([path])
+        #expect(status == 1 && text.contains("seq 3: the key is not the SPKI DER of an uncompressed P-256 point"), "\(text)")
+        #expect(throws: LedgerError.self) { try ExportVerifier.verify(path: path) }
+    }
 }
