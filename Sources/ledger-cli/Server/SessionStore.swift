@@ -131,8 +131,17 @@ final class SessionStore: Sendable {
     }
 
     /// Ends every live session of `person`'s devices but `keep` ("sign out everywhere else").
-    func revokeOthers(person: String, keep sessionId: String?, at now: Timestamp) throws -> Int {
-        try revoke(at: now) { $0.person == person && $0.id != sessionId }
+    /// Ends every other session of `person`; returns how many of them still worked (`live`:
+    /// not expired, its device live and holding the key that signed it in). Ones a rotation
+    /// or revocation had already ended are marked too, but not counted as signed out now.
+    func revokeOthers(person: String, keep sessionId: String?, at now: Timestamp, live: (Session) throws -> Bool) throws -> Int {
+        var ended = 0
+        _ = try revoke(at: now) { s in
+            guard s.person == person && s.id != sessionId else { return false }
+            if now < s.expiresAt, (try? live(s)) == true { ended += 1 }
+            return true
+        }
+        return ended
     }
 
     private func revoke(at now: Timestamp, _ matching: (Session) -> Bool) throws -> Int {

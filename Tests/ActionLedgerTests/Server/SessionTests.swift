@@ -63,10 +63,20 @@ import Testing
     }
 
     @Test func signOutEverywhereElseEndsTheOtherSessionsOnly() async throws {
-        let key = TestDeviceKey()
-        let h = try ServerHarness(keyedLaptop: key)
-        let pem = key.pem
+        let old = TestDeviceKey(), key = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: old)
+        let oldPem = old.pem, pem = key.pem
+        var newKey = try key.key(.userVerification)
+        newKey.trust = .introducedBy(device: "laptop-1",
+                                     signature: try old.sign(try h.ledger.rotationStatement(device: "laptop-1", key: newKey, signedBy: "laptop-1")))
+        let rotation = Command.rotateDeviceKey(device: "laptop-1", key: newKey)
         try await h.test { client in
+            // Two sessions of the old key, which its rotation ends: not counted as signed out below.
+            for _ in 0..<2 {
+                let session = try await client.call(.post, "/v1/sessions", json: try await Self.signedChallenge(client, "laptop-1", oldPem))
+                #expect(session.status == .created)
+            }
+            try h.ledger.run(rotation, now: ServerHarness.systemNow())
             var tokens: [String] = []
             for _ in 0..<2 {
                 let session = try await client.call(.post, "/v1/sessions", json: try await Self.signedChallenge(client, "laptop-1", pem))

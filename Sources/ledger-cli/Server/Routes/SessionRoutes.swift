@@ -72,8 +72,12 @@ extension LedgerServer {
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["challenge_id", "signature"])
             let (device, _, _) = try self.verifyChallenge(f, purpose: .signOutOthers)
             guard device == who.device else { throw Problem.forbidden("the challenge was signed by another device than the caller") }
-            let sessions = self.sessions, now = try self.now(), person = who.person!, keep = who.id
-            let ended = try await Blocking.run { try sessions.revokeOthers(person: person, keep: keep, at: now) }
+            let sessions = self.sessions, now = try self.now(), person = who.person!, keep = who.id, ledger = self.ledger
+            let ended = try await Blocking.run {
+                try sessions.revokeOthers(person: person, keep: keep, at: now) { s in
+                    try ledger.read { try $0.deviceState(s.device) }.map { $0.revokedAt == nil && s.isBound(to: $0) } ?? false
+                }
+            }
             self.hub.close { $0.person == person && $0.id != keep && $0.id.hasPrefix("ses-") }
             return LedgerServer.json(["sessions_ended": .number(Double(ended))])
         }
