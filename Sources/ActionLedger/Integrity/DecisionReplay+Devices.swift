@@ -21,6 +21,7 @@ extension DecisionReplay {
                 // Who may vouch for a key (statements.md §1.1), with the devices as they stood.
                 let keyed = devices.values.filter { $0.person == event.person && $0.key != nil }
                 do {
+                    try DeviceLinking.requireUnused(key, for: d.device, among: devices.values)
                     try DeviceLinking.checkKey(d, org: event.org, person: event.person, keyed: Array(keyed),
                                                introducer: key.introducer.flatMap { devices[$0] },
                                                recovery: recoveryKeys[event.person], storeId: try reader.storeId())
@@ -60,7 +61,10 @@ extension DecisionReplay {
                                .unknownDevice)
                 }
                 // The signature is checked against the signer's key in force here (statements.md §3.1).
-                do { try DeviceRotation.check(recorded: k, in: event, devices: { devices[$0] }, storeId: try reader.storeId()) } catch let e as LedgerError {
+                do {
+                    try DeviceRotation.check(recorded: k, in: event, devices: { devices[$0] }, storeId: try reader.storeId())
+                    try DeviceLinking.requireUnused(k.key, for: k.device, among: devices.values)
+                } catch let e as LedgerError {
                     throw fail("device.rotate", e.message, e.code)
                 }
             }

@@ -1,0 +1,55 @@
+import Testing
+@testable import ActionLedger
+
+/// One key names one device: a key that another device holds, revoked or not, is neither
+/// linked again nor rotated to, so a `key_fingerprint` in the audit names one device and a
+/// stolen device's key cannot come back into service under another name.
+@Suite struct KeyReuseTests {
+    @Test func anotherDevicesKeyIsRefusedForALinkAndARotation() throws {
+        let t = try keyedStore()
+        let phone = TestDeviceKey(), laptop = TestDeviceKey()
+        try t.ledger.linkKeyed("iphone", phone, protection: .userVerification)
+        try t.ledger.linkKeyed("laptop", laptop, platform: .cli, introducer: ("iphone", phone))
+        let head = try t.ledger.read { try $0.head() }
+        let link = try requireLedgerError(.invalidInput, "a link with the phone's key") {
+            try t.ledger.linkKeyed("ipad", phone, introducer: ("laptop", laptop))
+        }
+        #expect(link.details["field"] == "public_key")
+        try requireLedgerError(.invalidInput, "the laptop rotated to the phone's key") {
+            try t.ledger.rotate("laptop", to: phone, signer: ("laptop", laptop))
+        }
+        // Revoked (stolen, say), its key stays its own.
+        try t.ledger.run(.revokeDevice(device: "iphone", reason: "stolen"))
+        try requireLedgerError(.invalidInput, "the laptop rotated to the stolen phone's key") {
+            try t.ledger.rotate("laptop", to: phone, signer: ("laptop", laptop))
+        }
+        #expect(try t.ledger.read { try $0.head() }.seq == head.seq + 1)
+        // A device may return to a key it held itself.
+        let next = TestDeviceKey()
+        try t.ledger.rotate("laptop", to: next, signer: ("laptop", laptop))
+        try t.ledger.rotate("laptop", to: laptop, signer: ("laptop", next))
+        #expect(try t.ledger.replayDecisions().mismatch == nil)
+    }
+
+    @Test func replayRefusesAReusedKey() throws {
+        let t = try keyedStore()
+        let phone = TestDeviceKey()
+        try t.ledger.linkKeyed("iphone", phone, protection: .userVerification)
+        try t.ledger.linkKeyed("laptop", TestDeviceKey(), platform: .cli, introducer: ("iphone", phone))
+        var events = try t.ledger.read { r in try (1...(try r.head().seq)).map { try r.event($0)!.event } }
+        // The laptop's link re-signed by the phone, over the phone's own key.
+        var forged = events[events.count - 1]
+        guard case .deviceLinked(var d) = forged.payload else { Issue.record("not a link"); return }
+        var key = try phone.key()
+        let storeId = try t.ledger.read { try $0.storeId() }!
+        key.trust = .introducedBy(device: "iphone", signature: try phone.sign(Statement.link(
+            storeId: storeId, org: forged.org, person: forged.person, device: d.device, platform: d.platform, key: key, introducedBy: "iphone")))
+        d.key = key
+        forged.payload = .deviceLinked(d)
+        events[events.count - 1] = forged
+        let f = try TempLedger()
+        try f.ledger.append(verbatim: events.map { ($0, nil) })
+        let m = try f.ledger.replayDecisions().mismatch
+        #expect(m?.seq == forged.seq && m?.rule == "device.link" && m?.code == "invalid_input", "\(String(describing: m))")
+    }
+}
