@@ -20,4 +20,10 @@ struct LedgerCLI: AsyncParsableCommand {
             Serve.self, Tokens.self,
         ]
     )
+
+    /// Secures the standard descriptors before anything is opened (``StandardStreams``).
+    static func main() async {
+        StandardStreams.secure()
+        await main(nil)
+    }
 }

@@ -38,7 +38,7 @@ def varint(v):
         out.append((v & 0x7F) | 0x80); v >>= 7
     out.append(v); return bytes(out)
 def string(s): b = s.encode("utf-8"); return varint(len(b)) + b
-def double(d): return struct.pack(">d", float(d))
+def double(d): return struct.pack(">d", float(d) + 0.0)  # -0.0 is 0.0 (integrity.md §5.3), as the engine reads JSON
 def digest(h): assert re.fullmatch(r"[0-9a-f]{64}", h); return bytes.fromhex(h)
 def optional(v, f): return b"\x00" if v is None else b"\x01" + f(v)
 

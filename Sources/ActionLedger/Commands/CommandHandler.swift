@@ -184,7 +184,8 @@ enum CommandHandler {
                 throw LedgerError(.notApproved, "action \(id) is \(s.status.rawValue); only approved or auto-shipped actions run")
             }
             guard case .object(var o) = outcome else { throw LedgerError(.invalidInput, "outcome must be a JSON object") }
-            if o["device"] == nil { o["device"] = s.decision?.device.map(JSON.string) ?? .null }
+            // Null is no device given (events.md: null counts as absent): the deciding one fills it.
+            if o["device"] == nil || o["device"] == .null { o["device"] = s.decision?.device.map(JSON.string) ?? .null }
             let text = JSON.object(o).serialized()
             guard text.utf8.count <= FieldReader.Limit.outcome else {
                 throw LedgerError(.invalidInput, "outcome is \(text.utf8.count) bytes; the limit is \(FieldReader.Limit.outcome)")

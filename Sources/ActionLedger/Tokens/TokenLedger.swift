@@ -69,6 +69,12 @@ extension Ledger {
             throw LedgerError(.invalidInput, scope == .auditor ? "an auditor token acts as nobody: no --device or --agent"
                 : scope == .device ? "a device token needs --device" : "a specialist token needs --agent", details: ["field": "subject"])
         }
+        // Within the engine's times (2000…2100): a time past year 9999 has no ISO-8601 form,
+        // and the store's own export would be refused.
+        guard expiresAt < TimeRules.latest else {
+            throw LedgerError(.invalidInput, "the token would expire at \(expiresAt.iso8601), after the engine's last time "
+                + "\(TimeRules.latest.iso8601)", details: ["field": "expires_at"])
+        }
         let tokenId = "tok-" + Hex.encode(random.next() as UInt64)
         let secret = "alt_\(tokenId)_" + Hex.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
         let issue = TokenIssue(tokenId: tokenId, scope: scope, subject: subject, expiresAt: expiresAt, secretHash: Self.tokenHash(secret))

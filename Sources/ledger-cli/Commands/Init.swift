@@ -17,8 +17,7 @@ struct Init: LedgerSubcommand {
 
     func execute() throws {
         if global.readOnly { throw LedgerError(.readOnly, "init writes a store; it cannot run with --read-only") }
-        let now = testClock ? try Clock.fixedClock() ?? Clock.system() : Clock.system()
-        if !testClock, try Clock.fixedClock() != nil {
+        if !testClock, Clock.isSet {
             throw LedgerError(.testClockOnly, "LEDGER_NOW is set but --test-clock is not: a production store "
                 + "takes its time from the system clock only")
         }
@@ -27,6 +26,7 @@ struct Init: LedgerSubcommand {
         for path in [global.path, global.path + "-lock"] where NewFile.exists(path) {
             throw LedgerError(.notEmpty, "\(path) already exists; init makes new stores only")
         }
+        let now = testClock ? try Clock.fixedClock() ?? Clock.system() : Clock.system()
         let ledger = try global.open(write: true, create: true)
         try ledger.create(StoreCreation(testClock: testClock, demo: false), now: now)
         let head = try ledger.read { try $0.head() }

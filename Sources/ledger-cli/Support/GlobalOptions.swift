@@ -58,13 +58,17 @@ enum Clock {
     /// `LEDGER_NOW` for a store on a test clock, else the system clock. A production
     /// store never takes a clock from the environment: its times are the engine's.
     static func now(testClock: Bool, path: String) throws -> Timestamp {
-        guard let fixed = try fixedClock() else { return system() }
-        guard testClock else {
+        // Set at all (empty included) is refused by a production store before it is read.
+        guard isSet else { return system() }
+        guard testClock, let fixed = try fixedClock() else {
             throw LedgerError(.testClockOnly, "LEDGER_NOW is honoured only by a store created for testing "
                 + "(`ledger init --test-clock`); \(path) is not one: unset LEDGER_NOW")
         }
         return fixed
     }
+
+    /// Whether `LEDGER_NOW` is set, to anything (empty included).
+    static var isSet: Bool { ProcessInfo.processInfo.environment["LEDGER_NOW"] != nil }
 
     /// `LEDGER_NOW`, parsed, when set.
     static func fixedClock() throws -> Timestamp? {

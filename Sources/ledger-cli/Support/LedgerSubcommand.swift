@@ -18,6 +18,7 @@ extension LedgerSubcommand {
         do {
             try Arguments.checkUTF8()
             try execute()
+            try StandardStreams.flush()
         } catch let error as LedgerError {
             throw Output.fail(error, json: global.json)
         } catch let error as LMDBError where error.isDamage {

@@ -107,7 +107,8 @@ extension Ledger {
             let (path, r) = try f.exportAndVerifyIndependently()
             #expect(r.status == 1 && r.stdout.hasPrefix("seq \(head): "), "\(what): \(r.stdout)\(r.stderr)")
             try requireLedgerError(.integrityFailure, what) { try ExportVerifier.verify(path: path) }
-            try requireLedgerError(.invalidInput, what) { try TempLedger().ledger.importJSONL(path: path) }
+            let fresh = try TempLedger()
+            try requireLedgerError(.invalidInput, what) { try fresh.ledger.importJSONL(path: path) }
         }
         // Without its signature it reads as a schema-1 revocation, as builds before this one
         // recorded: accepted, and shown as proving nothing.

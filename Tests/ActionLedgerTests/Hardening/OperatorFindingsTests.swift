@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// What a hostile operator found: values the store recorded that its own export could not
+/// reproduce, output lost with a success status, and a clock variable judged by its value.
+@Suite struct OperatorFindingsTests {
+    let fixture: ProcessFixture
+    init() throws { fixture = try ProcessFixture("operator") }
+
+    /// A negative zero was stored with its own bits, and printed as `0`: the export no longer
+    /// hashed to the chain. Now every JSON zero is one zero, so the store's export verifies,
+    /// imports and passes the independent verifier.
+    @Test func aNegativeZeroLeavesTheExportVerifiable() throws {
+        let t = try TempLedger()
+        try t.ledger.create(StoreCreation(testClock: true, demo: false), now: t0)
+        let input = try ProposalInput(json: try JSONParser.parse("""
+            {"action_id": "z", "org": "quinn-co", "person": "quinn", "specialist": {"name": "S", "agent": "a"}, "surface": "s",
+             "kind": "k", "target": {"type": "t", "id": "x"}, "stakes": "low", "confidence": -0.0,
+             "preview": {"text": "x", "price": -0.0}, "rationale": ""}
+            """))
+        #expect(input.proposal.confidence.sign == .plus && input.proposal.preview.price?.sign == .plus)
+        try t.ledger.run(.propose(input))
+        var policy = try PolicyDocument(json: try JSONParser.parse(#"{"auto_ship": {"confidence_floor": -0.0}}"#))
+        policy.version = 1
+        try t.ledger.run(.setPolicy(policy, org: "quinn-co"))
+        let (path, python) = try t.exportAndVerifyIndependently()
+        #expect(python.status == 0, "\(python.stdout)\(python.stderr)")
+        let head = try t.ledger.read { try $0.head() }
+        #expect(try ExportVerifier.verify(path: path).head == head)
+        let fresh = try TempLedger()
+        #expect(try fresh.ledger.importJSONL(path: path) == head)
+    }
+
+    /// A token's expiry past the engine's last time (year 2100) is refused: one past year
+    /// 9999 has no ISO-8601 form and the store's own export was refused.
+    @Test func aTokenCannotOutliveTheEnginesTimes() throws {
+        let t = try TempLedger()
+        try t.ledger.create(StoreCreation(testClock: true, demo: false), now: t0)
+        let head = try t.ledger.read { try $0.head() }
+        for days: Int64 in [2_913_000, 99_999_999, 30_000] {
+            let e = try requireLedgerError(.invalidInput, "\(days) days") {
+                try t.ledger.issueToken(org: "quinn-co", scope: .auditor, subject: nil,
+                                        expiresAt: t0.adding(milliseconds: days * Timestamp.day), now: t0)
+            }
+            #expect(e.details["field"] == "expires_at")
+        }
+        #expect(try t.ledger.read { try $0.head() } == head)
+        _ = try t.ledger.issueToken(org: "quinn-co", scope: .auditor, subject: nil, expiresAt: t0.adding(milliseconds: 365 * Timestamp.day), now: t0)
+    }
+
+    /// An outcome's `device` given as null is no device given: the deciding device fills it.
+    @Test func anOutcomeWithANullDeviceNamesTheDecidingDevice() throws {
+        let t = try TempLedger()
+        try t.ledger.run(.linkDevice(device: "phone", person: "quinn", org: "quinn-co", label: "Phone", platform: .ios))
+        try t.ledger.run(.propose(proposal("a1", stakes: .low)))
+        try t.ledger.run(.tap(.approve, actionId: "a1", device: "phone"))
+        let done = try t.ledger.run(.recordOutcome(actionId: "a1", succeeded: true, outcome: ["device": .null, "post": "p1"]))
+        guard case .executed(let o) = done.events[0].event.payload else { Issue.record("not an outcome"); return }
+        #expect(try JSONParser.parse(o.outcome)["device"] == "phone", "\(o.outcome)")
+    }
+
+    /// Output that cannot be written is a failure, not a success with the output lost; a
+    /// closed stdout is refused before any work, so no file opened after it can take its
+    /// number and receive what is printed.
+    @Test func outputThatCannotBeWrittenFails() throws {
+        let db = fixture.path("s.lmdb")
+        #expect(try LedgerProcess.run(["init", "--test-clock", "--db", db], environment: ["LEDGER_NOW": "2026-11-24T10:00:00Z"]).status == 0)
+        let before = FileManager.default.contents(atPath: db)
+        func shell(_ command: String) throws -> LedgerProcess.Output {
+            try Child("/bin/sh", ["-c", command], environment: ["LEDGER_NOW": "2026-11-24T10:00:00Z", "LEDGER": LedgerProcess.binary,
+                                                                "DB": db], label: command).finish(within: 60)
+        }
+        for args in ["log", "today --person quinn --json", "verify --json"] {
+            let full = try shell("\"$LEDGER\" \(args) --db \"$DB\" > /dev/full")
+            #expect(full.status == LedgerError.Code.storage.exitStatus && full.stderr.contains("could not write the output"),
+                    "\(args): \(full.status) \(full.stderr)")
+            let closed = try shell("\"$LEDGER\" \(args) --db \"$DB\" >&-")
+            #expect(closed.status == LedgerError.Code.invalidInput.exitStatus && closed.stderr.contains("stdout is closed"),
+                    "\(args): \(closed.status) \(closed.stderr)")
+        }
+        // A write with stdout closed is refused before it opens the store.
+        let approve = try shell("\"$LEDGER\" devices link ph --person quinn --org q --label P --platform ios --db \"$DB\" >&- 2>/dev/null")
+        #expect(approve.status == LedgerError.Code.invalidInput.exitStatus)
+        #expect(FileManager.default.contents(atPath: db) == before)
+    }
+
+    /// `LEDGER_NOW` set, even empty, is refused by a store not created for testing with
+    /// `test_clock_only`, whatever its value.
+    @Test func anEmptyClockVariableIsStillRefusedByAProductionStore() throws {
+        let db = fixture.path("p.lmdb")
+        #expect(try LedgerProcess.run(["init", "--db", db]).status == 0)
+        for value in ["", "not a time", "2026-11-24T10:00:00Z"] {
+            let out = try LedgerProcess.run(["approve", "a1", "--device", "d", "--db", db], environment: ["LEDGER_NOW": value])
+            #expect(out.status == LedgerError.Code.testClockOnly.exitStatus, "\(value.debugDescription): \(out.stderr)")
+            let made = try LedgerProcess.run(["init", "--db", fixture.path("p-\(value.count).lmdb")], environment: ["LEDGER_NOW": value])
+            #expect(made.status == LedgerError.Code.testClockOnly.exitStatus, "\(value.debugDescription): \(made.stderr)")
+        }
+    }
+}
