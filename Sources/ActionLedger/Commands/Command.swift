@@ -71,6 +71,8 @@ public struct CommandRequest: Sendable, Equatable {
     /// Set by ``Ledger/execute(group:)`` when it verified `proof` outside the write lock: the
     /// statement and key it verified, so the writer re-checks them instead of the signature.
     var preverified: ProofGate.Verified?
+    /// The API token the request came in under (`ledger serve`): refused if revoked since.
+    public var authority: TokenAuthority?
 
     public init(_ command: Command, commandId: String? = nil, now: Timestamp, actor: String = "operator",
                 proof: ProofInput? = nil) {

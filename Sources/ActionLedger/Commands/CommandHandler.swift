@@ -25,6 +25,7 @@ enum CommandHandler {
             throw LedgerError(.invalidInput, "command id \(request.commandId) was already used by another command",
                               details: ["field": "command_id"])
         }
+        try request.authority?.requireUnrevoked(reader)
         var before: ActionState?
         let writes = session.writes
         var result: CommandResult

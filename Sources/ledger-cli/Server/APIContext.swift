@@ -19,9 +19,15 @@ public struct Identity: Sendable, Equatable {
     /// A device session's record key (the SHA-256 of its secret, never the secret): open
     /// streams re-check the session by it, one lookup instead of a scan of every session.
     var sessionHash: Digest? = nil
+    /// A token's: the head seq when it was found live. The engine refuses a command of it
+    /// if it was revoked since (``TokenAuthority``).
+    var checkedThrough: UInt64? = nil
 
     /// The device this identity acts as.
     var device: String? { scope == .device ? subject : nil }
+
+    /// What a command made under this identity carries for the writer to re-check.
+    var authority: TokenAuthority? { checkedThrough.map { TokenAuthority(tokenId: id, checkedThrough: $0) } }
 }
 
 /// The request context of every route: the caller's identity once authenticated.

@@ -38,10 +38,11 @@ final class Authenticator: Sendable {
             identity = Identity(id: s.id, org: s.org, scope: .device, subject: s.device, person: s.person, keySeq: s.keySeq,
                                 sessionHash: hash)
         } else {
-            guard let t = try token(hash: hash), t.isLive(at: now) else {
+            let (found, seq) = try caughtUp { cache in (cache.byHash[hash].flatMap { cache.byId[$0] }, cache.seq) }
+            guard let t = found, t.isLive(at: now) else {
                 throw Problem.unauthorized("the token is unknown, expired or revoked")
             }
-            identity = Identity(id: t.tokenId, org: t.org, scope: t.issue.scope, subject: t.issue.subject)
+            identity = Identity(id: t.tokenId, org: t.org, scope: t.issue.scope, subject: t.issue.subject, checkedThrough: seq)
         }
         guard let device = identity.device else { return identity }
         guard let d = try ledger.read({ try $0.deviceState(device) }) else {
@@ -56,12 +57,6 @@ final class Authenticator: Sendable {
         var withPerson = identity
         withPerson.person = d.person
         return withPerson
-    }
-
-    /// Every token whose events are in the log, caught up to the head on each call: the
-    /// scan reads only events appended since the last one (by this server or the CLI).
-    func token(hash: Digest) throws -> TokenRecord? {
-        try caughtUp { cache in cache.byHash[hash].flatMap { cache.byId[$0] } }
     }
 
     /// Whether `identity` may still act at `now`: its token unrevoked and unexpired, or its

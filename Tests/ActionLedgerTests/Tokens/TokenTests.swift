@@ -55,4 +55,30 @@ import Testing
         #expect(code { _ = try l.issueToken(org: "quinn-co", scope: .device, subject: "iphone", expiresAt: later, now: t0) } == .deviceRevoked)
         #expect(try l.read { try $0.tokenEvents() }.isEmpty)
     }
+
+    /// A token revoked while a request made under it was on its way authorises nothing more:
+    /// the writer finds the revocation among the events since the server found the token live,
+    /// so no event is recorded after the revocation of the token that asked for it.
+    @Test func aTokenRevokedInFlightAuthorisesNothing() throws {
+        let temp = try TempLedger()
+        let l = temp.ledger!
+        try l.link("iphone")
+        try l.run(.propose(proposal("a1", stakes: .low)))
+        let later = t0.adding(milliseconds: Timestamp.day)
+        let token = try l.issueToken(org: "quinn-co", scope: .device, subject: "iphone", expiresAt: later, now: t0)
+        let other = try l.issueToken(org: "quinn-co", scope: .device, subject: "iphone", expiresAt: later, now: t0)
+        let seen = try l.read { try $0.head().seq }  // the server authenticates the request here
+        try l.revokeToken(other.record.tokenId, now: t0)  // another token's revocation changes nothing
+        var approve = CommandRequest(.tap(.approve, actionId: "a1", device: "iphone"), now: t0)
+        approve.authority = TokenAuthority(tokenId: token.record.tokenId, checkedThrough: seen)
+        try l.revokeToken(token.record.tokenId, now: t0)  // ... and the operator revokes it before the writer runs it
+        let head = try l.read { try $0.head().seq }
+        let e = try requireLedgerError(.unknownToken) { try l.execute(approve) }
+        #expect(e.details["revoked_seq"] == .number(Double(head)) && e.details["token_id"] == .string(token.record.tokenId))
+        #expect(try l.read { try $0.head().seq } == head)
+        // Found live after its revocation (a later seq) it would have been refused at the door;
+        // the writer only looks past what the server saw.
+        approve.authority = TokenAuthority(tokenId: other.record.tokenId, checkedThrough: head)
+        #expect(try l.execute(approve).events.count == 1)
+    }
 }

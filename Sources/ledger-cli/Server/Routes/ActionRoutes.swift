@@ -25,7 +25,7 @@ extension LedgerServer {
                     + "her device there first", details: ["person": .string(input.person), "org": .string(who.org)])
             }
             let id = try LedgerServer.idempotencyKey(request) ?? input.commandId
-            return try await self.run(CommandRequest(.propose(input), commandId: id, now: try self.now()), status: .created)
+            return try await self.run(as: who, CommandRequest(.propose(input), commandId: id, now: try self.now()), status: .created)
         }
         for step in Statement.Step.allCases {
             router.post("/v1/actions/:id/\(step.rawValue)") { request, context in
@@ -61,7 +61,7 @@ extension LedgerServer {
                     proof = try ProofInput(json: p, claimedAt: try f.require("claimed_at", f.time), contentHash: seen)
                 }
                 let commandId = try LedgerServer.idempotencyKey(request) ?? CommandRequest.newCommandId()
-                return try await self.run(CommandRequest(command, commandId: commandId, now: try self.now(), actor: "person", proof: proof))
+                return try await self.run(as: who, CommandRequest(command, commandId: commandId, now: try self.now(), actor: "person", proof: proof))
             }
         }
         router.post("/v1/actions/:id/outcome") { request, context in
@@ -76,7 +76,7 @@ extension LedgerServer {
             }
             let commandId = try LedgerServer.idempotencyKey(request) ?? CommandRequest.newCommandId()
             let command = Command.recordOutcome(actionId: id, succeeded: status == "executed", outcome: f.raw("outcome") ?? .object(JSONObject()))
-            return try await self.run(CommandRequest(command, commandId: commandId, now: try self.now(), actor: "specialist:\(who.subject!)"))
+            return try await self.run(as: who, CommandRequest(command, commandId: commandId, now: try self.now(), actor: "specialist:\(who.subject!)"))
         }
     }
 
@@ -90,7 +90,12 @@ extension LedgerServer {
     /// gets the result as the engine replays it: the command's events, the action as it is now.
     /// - parameter gated: the route already holds ``commandGate`` for the command id
     ///   (``keptReplay(_:isOwn:)``'s routes take it before they spend a single-use input).
-    func run(_ request: CommandRequest, status: HTTPResponse.Status = .ok, gated: Bool = false) async throws -> Response {
+    /// Runs `request` for the caller `who`: under a token, the writer refuses it if the token
+    /// was revoked since the caller was authenticated (``TokenAuthority``), a 401 as at the door.
+    func run(as who: Identity, _ request: CommandRequest, status: HTTPResponse.Status = .ok, gated: Bool = false) async throws -> Response {
+        var authorised = request
+        authorised.authority = who.authority
+        let request = authorised
         // A replay sent while the first request runs waits for it, then gets its kept response.
         if !gated { await commandGate.enter(request.commandId) }
         defer { if !gated { commandGate.leave(request.commandId) } }
@@ -98,6 +103,8 @@ extension LedgerServer {
         let result: CommandResult
         do {
             result = try await Blocking.run { try ledger.execute(request) }
+        } catch let e as LedgerError where e.code == .unknownToken && request.authority != nil {
+            throw Problem.unauthorized("the token is unknown, expired or revoked")
         } catch let e as LedgerError where e.details["recorded_seq"] != nil {
             // A refusal recorded as tap.refused registered the command id: its replay gets the
             // first problem document again, byte for byte, as any replayed result does. Only

@@ -111,7 +111,7 @@ extension LedgerServer {
             if let own = try await self.ownCommand(idempotency, isOwn: isOwn), case .deviceLinked(let d) = own.payload, let key = d.key {
                 // Its kept response expired: the engine answers the same link as a replay.
                 let link = Command.linkKeyedDevice(device: d.device, person: own.person, org: own.org, label: d.label, platform: d.platform, key: key)
-                return try await self.run(CommandRequest(link, commandId: idempotency!, now: now, actor: own.actor), status: .created, gated: true)
+                return try await self.run(as: who, CommandRequest(link, commandId: idempotency!, now: now, actor: own.actor), status: .created, gated: true)
             }
             guard self.pairings.withLock({ p in p[code].map { now < $0.expiresAt && $0.device != nil && $0.introducer == who.device } ?? false }) else {
                 throw Problem.unauthorized("no pairing \(code) waits for this device's approval")
@@ -133,7 +133,7 @@ extension LedgerServer {
             let command = Command.linkKeyedDevice(device: device, person: pairing.person, org: pairing.org, label: pairing.label,
                                                   platform: pairing.platform, key: key)
             let commandId = idempotency ?? CommandRequest.newCommandId()
-            return try await self.run(CommandRequest(command, commandId: commandId, now: now, actor: pairing.person), status: .created,
+            return try await self.run(as: who, CommandRequest(command, commandId: commandId, now: now, actor: pairing.person), status: .created,
                                       gated: idempotency != nil)
         }
     }

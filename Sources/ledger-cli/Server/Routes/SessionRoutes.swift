@@ -99,7 +99,7 @@ extension LedgerServer {
             if let own = try await self.ownCommand(key, isOwn: isOwn), case .deviceRevoked(let d) = own.payload {
                 // Its kept response expired: the engine answers the same revocation as a replay.
                 let revocation = Command.revokeDevice(device: d.device, reason: d.reason, by: own.device, proof: d.proof)
-                return try await self.run(CommandRequest(revocation, commandId: key!, now: try self.now(), actor: own.actor), gated: true)
+                return try await self.run(as: who, CommandRequest(revocation, commandId: key!, now: try self.now(), actor: own.actor), gated: true)
             }
             let (signer, state, proof) = try self.verifyChallenge(f, purpose: .revoke(target))
             guard signer == who.device else { throw Problem.forbidden("the challenge was signed by another device than the caller") }
@@ -117,7 +117,7 @@ extension LedgerServer {
             // Recorded as made from the device whose user-verified key signed the challenge, with
             // that signature: the engine checks it again, and an auditor can from the log.
             let command = Command.revokeDevice(device: target, reason: try f.string("reason") ?? "", by: signer, proof: proof)
-            let response = try await self.run(CommandRequest(command, commandId: commandId, now: try self.now(), actor: who.person!),
+            let response = try await self.run(as: who, CommandRequest(command, commandId: commandId, now: try self.now(), actor: who.person!),
                                               gated: key != nil)
             let sessions = self.sessions, now = try self.now()
             try await Blocking.run { _ = try sessions.revoke(device: target, at: now) }
