@@ -98,7 +98,7 @@ def proof_bytes(p):
         out += varint(len(auth)) + auth + varint(len(client)) + client
     return out
 
-def proof_problem(p, key, msg, rp):
+def proof_problem(p, key, msg, rp, platform):
     # statements.md §2.1, §2.4: None when proof p proves its recorded level over msg with key.
     spki, sig = bytes.fromhex(key["public_key"]), bytes.fromhex(p["signature"])
     if p["format"] == "p256":
@@ -116,7 +116,10 @@ def proof_problem(p, key, msg, rp):
     if not isinstance(c, dict) or c.get("type") != "webauthn.get": return "webauthn type"
     if c.get("challenge") != challenge: return "webauthn challenge"
     if c.get("origin") not in rp["origins"]: return "webauthn origin"
-    if p["level"] != ("signed_uv" if auth[32] & 4 else "signed"): return "proof level"
+    # The UV flag counts only from an authenticator that sets it itself: a key file (cli) or a
+    # key declared none signs whatever authenticatorData it is handed (statements.md §2.4).
+    uv = auth[32] & 4 and key["protection"] != "none" and platform != "cli"
+    if p["level"] != ("signed_uv" if uv else "signed"): return "proof level"
     return None if p256_verify(spki, sig, auth + hashlib.sha256(client).digest()) else "proof signature"
 
 def device_key(k):
@@ -246,7 +249,8 @@ def check_proofs(e, store, devices, state):
     if t == "action.edited": lines.append(("text_sha256", sha(d["preview"]["text"])))
     if t == "action.dismissed": lines.append(("reason_sha256", sha(d["reason"])))
     lines[7] = ("claimed_at", iso(ms(p["claimed_at"])))
-    return proof_problem(p, dev["key"], statement("actionledger-statement-v1", lines), devices.get(RP)) or sign_count_problem(p, counts)
+    return proof_problem(p, dev["key"], statement("actionledger-statement-v1", lines), devices.get(RP), dev["platform"]) \
+        or sign_count_problem(p, counts)
 
 def check_revocation(e, store, devices):
     # statements.md §3.4: a revocation made from her device (schema 2) carries that device's
@@ -323,7 +327,7 @@ def check_refusal(e, store, dev, rp):
         if not last.startswith(param + ":") or not good: return "refusal statement parameter"
         lines.append((param, value))
     if statement("actionledger-statement-v1", lines) != recorded: return "refusal statement"
-    problem = proof_problem(p, dev["key"], recorded, rp)
+    problem = proof_problem(p, dev["key"], recorded, rp, dev["platform"])
     return problem and "refusal " + problem
 
 def iso(total):

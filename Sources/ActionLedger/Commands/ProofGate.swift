@@ -80,7 +80,8 @@ enum ProofGate {
             level = key.protection == .userVerification ? .signedUV : .signed
         } else {
             do {
-                level = try key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: bytes, rp: rp)
+                level = try key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: bytes, rp: rp,
+                                           platform: device.platform)
             } catch let e as LedgerError {
                 throw bad(e.message + " (\(statement.step.rawValue) of \(s.actionId), command id \(request.commandId))",
                           problem: e.problem, device.device)
@@ -129,14 +130,16 @@ extension Ledger {
                 var request = request
                 guard let proof = request.proof, let id = request.command.actionId,
                       let s = try reader.actionState(id), let storeId = try reader.storeId(),
-                      let deviceId = CommandStatement.deviceId(request.command), let key = try reader.deviceState(deviceId)?.key,
+                      let deviceId = CommandStatement.deviceId(request.command), let device = try reader.deviceState(deviceId),
+                      let key = device.key,
                       let t = CommandStatement.statement(request.command, commandId: request.commandId, claimedAt: proof.claimedAt,
                                                   content: proof.contentHash, action: s, storeId: storeId)
                 else { return request }
                 let bytes = t.bytes, rp = try reader.relyingParty()
                 // A statement other than the one the client says it signed is the writer's to refuse.
                 if proof.statement == nil || proof.statement == bytes,
-                   let level = try? key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: bytes, rp: rp) {
+                   let level = try? key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: bytes, rp: rp,
+                                                   platform: device.platform) {
                     request.preverified = ProofGate.Verified(statement: bytes, storeId: storeId, actionId: s.actionId, org: s.org,
                                                              contentHash: t.contentHash, fingerprint: key.fingerprint, level: level, rp: rp)
                 }

@@ -30,7 +30,8 @@ enum RefusalRecorder {
         if let pre = request.preverified, pre.statement == bytes, pre.fingerprint == key.fingerprint, pre.rp == rp {
             level = pre.level
         } else {
-            guard let l = try? key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: bytes, rp: rp) else { return nil }
+            guard let l = try? key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: bytes, rp: rp,
+                                              platform: device.platform) else { return nil }
             level = l
         }
         // A counter that does not rise is no authenticated attempt: it writes nothing (SignCount).

@@ -50,17 +50,18 @@ enum RecordedProof {
         guard let storeId, let statement = statement(event, proof, storeId: storeId) else {
             throw bad("no statement to rebuild", "statement")
         }
-        try verify(proof, key: key, statement: statement.bytes, rp: rp, device.device)
+        try verify(proof, key: key, statement: statement.bytes, rp: rp, device)
     }
 
     /// The signature verifies over `statement` (a webauthn assertion against the relying
     /// party in force), proving exactly the level recorded.
-    static func verify(_ proof: SignedProof, key: DeviceKey, statement: [UInt8], rp: RelyingParty?, _ device: String) throws {
+    static func verify(_ proof: SignedProof, key: DeviceKey, statement: [UInt8], rp: RelyingParty?, _ device: DeviceState) throws {
         let level: ProofLevel
         do {
-            level = try key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: statement, rp: rp)
+            level = try key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: statement, rp: rp,
+                                       platform: device.platform)
         } catch let e as LedgerError {
-            throw bad("\(e.message) (device \(device)'s key, the statement the event rebuilds)", e.problem)
+            throw bad("\(e.message) (device \(device.device)'s key, the statement the event rebuilds)", e.problem)
         }
         guard level == proof.level else { throw bad("recorded at level \(proof.level.rawValue), the proof gives \(level.rawValue)", "level") }
     }

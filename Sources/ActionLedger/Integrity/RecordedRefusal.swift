@@ -45,7 +45,7 @@ enum RecordedRefusal {
         guard Statement.render(Statement.tapDomain, lines) == t.statement else {
             throw RecordedProof.bad("the recorded statement is not the one the event implies", "statement")
         }
-        try RecordedProof.verify(t.proof, key: key, statement: t.statement, rp: rp, device.device)
+        try RecordedProof.verify(t.proof, key: key, statement: t.statement, rp: rp, device)
     }
 
     /// The refusal the engine gives this step now (replay): the policy's judgement of the

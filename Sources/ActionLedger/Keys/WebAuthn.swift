@@ -116,7 +116,7 @@ extension DeviceKey {
     /// - throws: `bad_proof` naming the `problem` (`signature`, or the assertion's, see
     ///   ``WebAuthnAssertion/check(statement:rp:)``).
     public func proofLevel(signature: [UInt8], webauthn: WebAuthnAssertion?, statement: [UInt8],
-                           rp: RelyingParty?) throws -> ProofLevel {
+                           rp: RelyingParty?, platform: Platform) throws -> ProofLevel {
         guard let a = webauthn else {
             guard verifies(signature, over: statement) else {
                 throw LedgerError(.badProof, "the signature does not verify with the device's key over the statement",
@@ -129,7 +129,15 @@ extension DeviceKey {
             throw WebAuthnAssertion.bad("the signature does not verify with the device's key over authenticatorData ‖ "
                 + "SHA-256(clientDataJSON)", "signature")
         }
-        return uv ? .signedUV : .signed
+        return uv && Self.authenticatorSetsFlags(protection, platform) ? .signedUV : .signed
+    }
+
+    /// Whether a WebAuthn UV flag from this key can count: the flag is only as good as the
+    /// authenticator that sets it, and a key file (a `cli` device) or a key declared `none`
+    /// (exportable) signs whatever authenticatorData it is handed, flags included. Such a
+    /// key's assertion proves `signed`, as `key.cli_no_uv` keeps a key file from `signed_uv`.
+    static func authenticatorSetsFlags(_ protection: KeyProtection, _ platform: Platform) -> Bool {
+        protection != .none && platform != .cli
     }
 }
 

@@ -132,6 +132,28 @@ extension Ledger {
         try requireLedgerError(.invalidInput) { try RelyingParty(rpId: "x.example", origins: ["ftp://x.example"]) }
     }
 
+    /// A key file (a `cli` device) or a key declared `none` signs whatever authenticatorData
+    /// it is handed, the UV flag included: its assertion proves `signed`, never `signed_uv`
+    /// (a laptop's key file took the strict policy's high approve by setting the flag).
+    @Test func aKeyThatSetsItsOwnFlagsNeverProvesUserVerification() throws {
+        for (platform, protection) in [(Platform.cli, KeyProtection.device), (.web, .none)] {
+            let t = try ProofPolicyTests.strictStore(.high)
+            let auth = SoftwareAuthenticator()
+            try t.ledger.run(.setRelyingParty(try RelyingParty(rpId: auth.rpId, origins: [auth.origin])))
+            try t.ledger.run(.linkKeyedDevice(device: "laptop", person: "quinn", org: "quinn-co", label: "Laptop", platform: platform,
+                                              key: try auth.key.key(protection)))
+            let review = try t.ledger.webauthn(.tap(.review, actionId: "a1", device: "laptop"), auth)
+            guard case .reviewed(let r)? = review.events.first?.event.payload else { Issue.record("no review"); return }
+            #expect(r.proof?.level == .signed, "\(platform) \(protection)")
+            try t.ledger.webauthn(.tap(.confirm, actionId: "a1", device: "laptop"), auth)
+            let e = try requireLedgerError(.proofRequired, "\(platform)") {
+                try t.ledger.webauthn(.tap(.approve, actionId: "a1", device: "laptop"), auth)
+            }
+            #expect(e.details["level"] == "signed" && e.details["required"] == "signed_uv")
+            try TapRefusedTests.verifiesEverywhere(t)
+        }
+    }
+
     /// UV clear: the assertion verifies at level signed, so the strict high approve refuses
     /// it — an authenticated refusal, recorded with its webauthn proof.
     @Test func anAssertionWithoutUVDoesNotMeetSignedUV() throws {
