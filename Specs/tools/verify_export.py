@@ -211,7 +211,7 @@ def check_proofs(e, store, devices, state):
         return None
     if t == "device.revoked":
         problem = check_revocation(e, store, devices)
-        devices[d["device"]]["revoked"] = True
+        if not problem: devices[d["device"]]["revoked"] = True
         return problem
     if t == "device.key_rotated":
         # statements.md §3.1: signed by an unrevoked keyed device of the person, with its key in force.
@@ -256,6 +256,10 @@ def check_revocation(e, store, devices):
     # statements.md §3.4: a revocation made from her device (schema 2) carries that device's
     # signature over the session challenge statement whose purpose names the revoked device.
     d, p, by = e["data"], e["data"].get("proof"), e.get("device")
+    target = devices.get(d["device"])
+    if not target: return "revocation of %s, a device never linked" % d["device"]
+    if target["person"] != e["person"] or target["org"] != e["org"]:
+        return "revocation names %s/%s, the device is %s/%s" % (e["person"], e["org"], target["person"], target["org"])
     if not p: return None
     if by is None: return "a revocation no device made carries a signature"
     dev = devices.get(by)
@@ -263,7 +267,7 @@ def check_revocation(e, store, devices):
         return "revocation signed by %s, not an unrevoked keyed device of %s" % (by, e["person"])
     if p["key_fingerprint"] != dev["key"]["fingerprint"]: return "revocation signed by another key than the device's"
     msg = ("actionledger-session-v1\nstore_id: %s\ndevice: %s\npurpose: revoke:%s\nchallenge: %s\n"
-           % (store, by, d["device"], p["challenge"].lower())).encode("ascii")
+           % (store, by, d["device"], p["challenge"])).encode("ascii")
     if not p256_verify(bytes.fromhex(dev["key"]["public_key"]), bytes.fromhex(p["signature"]), msg): return "revocation signature"
     return None
 
@@ -407,7 +411,29 @@ def canonical(e):
             + string(e["actor"]) + optional(e.get("device"), string) + string(e["command_id"]) + string(e["org"])
             + string(e["person"]) + optional(e.get("action_id"), string) + payload(e["type"], e["data"], e))
 
+DIGESTS = ("content_hash", "key_fingerprint", "fingerprint", "recovery_key_fingerprint", "previous_key_fingerprint",
+           "secret_sha256", "challenge")
+
+def lower_digests(v):
+    # The engine reads a digest in data (64 hex digits) in either case and writes it lowercase;
+    # the bytes are the same, so this script reads them as the engine does (events.md). The
+    # chain hash and other hex are lowercase only; an outcome is the caller's JSON, as written.
+    if isinstance(v, dict):
+        return {k: (x.lower() if k in DIGESTS and isinstance(x, str) and len(x) == 64
+                    else x if k == "outcome" else lower_digests(x)) for k, x in v.items()}
+    return [lower_digests(x) for x in v] if isinstance(v, list) else v
+
+LINE = [0]  # the line being checked, for the report of a malformed one
+
 def main(argv):
+    # A line this script cannot read (a missing field, a bad value, an unknown device) is a
+    # refusal naming it, never a traceback.
+    try:
+        return verify(argv)
+    except (KeyError, ValueError, AssertionError, TypeError, AttributeError, OverflowError, IndexError) as x:
+        print("seq %d: malformed event (%s: %s)" % (LINE[0], type(x).__name__, x)); return 1
+
+def verify(argv):
     checkpoint = None
     if len(argv) == 4:
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -423,8 +449,9 @@ def main(argv):
     # counters, recovery keys in force, the event before, each action's assets and price
     state = {"counts": {}, "recovery": {}, "previous": None, "kept": {}}
     for line in open(argv[1], "rb"):
+        LINE[0] = seq + 1
         try:
-            e = json.loads(line, parse_constant=refuse_constant, object_pairs_hook=no_duplicates)
+            e = lower_digests(json.loads(line, parse_constant=refuse_constant, object_pairs_hook=no_duplicates))
         except ValueError as x:
             print("seq %d: not strict JSON: %s" % (seq + 1, x)); return 1
         if not (946684800000 <= ms(e["at"]) < 4102444800000):

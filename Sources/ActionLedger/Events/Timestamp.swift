@@ -57,7 +57,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         guard let y = num(4), expect("-"), let mo = num(2), expect("-"), let d = num(2),
               (1...12).contains(mo), (1...Timestamp.daysIn(month: mo, year: y)).contains(d) else { return nil }
         var ms = Timestamp.days(fromCivil: y, mo, d) * Timestamp.day
-        if i == b.count { self.init(milliseconds: ms); return }
+        if i == b.count, Self.printable.contains(ms) { self.init(milliseconds: ms); return }
         guard i < b.count, b[i] == UInt8(ascii: "T") || b[i] == UInt8(ascii: " ") else { return nil }
         i += 1
         guard let h = num(2), expect(":"), let mi = num(2), h < 24, mi < 60 else { return nil }
@@ -87,9 +87,14 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         } else {
             return nil
         }
-        guard i == b.count else { return nil }
+        // An offset can carry a time past year 9999 (or before year 1) in UTC, which has no
+        // ISO-8601 form: stored, it would make the store's own export unreadable.
+        guard i == b.count, Self.printable.contains(ms) else { return nil }
         self.init(milliseconds: ms)
     }
+
+    /// The times that print as ISO-8601 with a four-digit year: 0001-01-01 … 9999-12-31 (UTC).
+    static let printable = Timestamp.days(fromCivil: 1, 1, 1) * Timestamp.day ... Timestamp.days(fromCivil: 10000, 1, 1) * Timestamp.day - 1
 
     static func daysIn(month: Int64, year: Int64) -> Int64 {
         switch month {

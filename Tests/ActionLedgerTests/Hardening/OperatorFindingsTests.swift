@@ -97,4 +97,44 @@ import Testing
             #expect(made.status == LedgerError.Code.testClockOnly.exitStatus, "\(value.debugDescription): \(made.stderr)")
         }
     }
+
+    /// An offset can carry a time past year 9999 (or before year 1) in UTC: no ISO-8601 form,
+    /// so a hold or a proposal's time stored that way made the store's export unreadable.
+    @Test func aTimeWithoutAnISOFormIsRefused() throws {
+        for text in ["9999-12-31T23:59:59-23:59", "9999-12-31T23:59:59-12:00", "0001-01-01T00:00:00+23:59", "0000-01-01T00:00:00Z"] {
+            #expect(Timestamp(iso8601: text) == nil, "\(text)")
+        }
+        for text in ["9999-12-31T23:59:59.999Z", "0001-01-01T00:00:00Z", "9999-12-31T12:00:00+12:00"] {
+            let t = try #require(Timestamp(iso8601: text), "\(text)")
+            #expect(Timestamp(iso8601: t.iso8601) == t, "\(text) prints as \(t.iso8601)")
+        }
+    }
+
+    /// The engine reads a digest in either case; so does the independent verifier (it crashed),
+    /// and a line it cannot read is a refusal naming it, never a traceback.
+    @Test func theIndependentVerifierReadsWhatTheEngineReads() throws {
+        let t = try SignedExportTests.signedStore()
+        let (path, clean) = try t.exportAndVerifyIndependently()
+        #expect(clean.status == 0, "\(clean.stdout)\(clean.stderr)")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let upper = try NSRegularExpression(pattern: #""(key_fingerprint|content_hash|fingerprint)":"([0-9a-f]{64})""#)
+        var shouted = text
+        for m in upper.matches(in: text, range: NSRange(text.startIndex..., in: text)).reversed() {
+            let r = Range(m.range(at: 2), in: text)!
+            shouted.replaceSubrange(r, with: text[r].uppercased())
+        }
+        #expect(shouted != text)
+        try shouted.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try ExportVerifier.verify(path: path).head.seq == 27)
+        let (status, out) = try IndependentVerifierTests().python([path])
+        #expect(status == 0, "\(out)")
+        // A revocation of a device never linked, re-chained: named, not a KeyError.
+        var events = try t.ledger.read { r in try (1...(try r.head().seq)).map { try r.event($0)!.event } }
+        events.append(Event(seq: 28, at: events[26].at, actor: "operator", commandId: "cmd-ghost", org: "quinn-co", person: "quinn",
+                            payload: .deviceRevoked(DeviceRevocation(device: "ghost", reason: ""))))
+        let forged = try TempLedger()
+        try forged.ledger.append(verbatim: events.map { ($0, nil) })
+        let (_, bad) = try forged.exportAndVerifyIndependently()
+        #expect(bad.status == 1 && bad.stdout.hasPrefix("seq 28: revocation of ghost, a device never linked"), "\(bad.stdout)\(bad.stderr)")
+    }
 }
