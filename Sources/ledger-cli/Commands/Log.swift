@@ -37,7 +37,8 @@ struct Log: LedgerSubcommand {
                 printed += 1
                 next = e.seq + 1
             }
-            fflush(nil)  // flushes every stream; nil avoids touching the global `stdout`
+            // A follower that cannot write stops with storage_error, never silently dropping events.
+            try StandardStreams.flush()
             if chunk.count == 1000 { continue }
             guard follow else { return }
             usleep(200_000)

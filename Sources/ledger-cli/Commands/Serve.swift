@@ -69,8 +69,13 @@ struct Serve: AsyncParsableCommand {
         let server = try LedgerServer(ledger: ledger, storePath: path, configuration: configuration)
         let shown = host.contains(":") ? "[\(host)]" : host
         try await server.run { port in
-            // Unbuffered: whoever started the server reads the port from this line at once.
-            FileHandle.standardOutput.write(Data("listening on http://\(shown):\(port)\n".utf8))
+            // Unbuffered: whoever started the server reads the port from this line at once. A
+            // stdout that cannot take it is said on stderr; the server serves all the same.
+            let line = Array("listening on http://\(shown):\(port)\n".utf8)
+            if line.withUnsafeBytes({ Glibc.write(1, $0.baseAddress, $0.count) }) != line.count {
+                Output.stderr("warning: could not write the listening line to stdout (\(String(cString: strerror(errno)))); "
+                    + "listening on http://\(shown):\(port)")
+            }
         }
     }
 }

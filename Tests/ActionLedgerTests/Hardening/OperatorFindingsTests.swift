@@ -79,6 +79,15 @@ import Testing
             #expect(closed.status == LedgerError.Code.invalidInput.exitStatus && closed.stderr.contains("stdout is closed"),
                     "\(args): \(closed.status) \(closed.stderr)")
         }
+        // A follower stops with storage_error instead of dropping every event it cannot write.
+        let follow = try shell("timeout 20 \"$LEDGER\" log --follow --db \"$DB\" > /dev/full")
+        #expect(follow.status == LedgerError.Code.storage.exitStatus, "\(follow.status) \(follow.stderr)")
+        // stdout or stderr that is the store (or its lock) is refused: the output would overwrite it.
+        for redirect in ["1<>\"$DB\"", "2<>\"$DB\"", "1<>\"$DB-lock\""] {
+            let onto = try shell("\"$LEDGER\" review a2 --device tab --db \"$DB\" --json \(redirect)")
+            #expect(onto.status == LedgerError.Code.invalidInput.exitStatus, "\(redirect): \(onto.status) \(onto.stderr)")
+        }
+        #expect(FileManager.default.contents(atPath: db) == before)
         // A write with stdout closed is refused before it opens the store.
         let approve = try shell("\"$LEDGER\" devices link ph --person quinn --org q --label P --platform ios --db \"$DB\" >&- 2>/dev/null")
         #expect(approve.status == LedgerError.Code.invalidInput.exitStatus)
