@@ -253,7 +253,7 @@ enum CommandHandler {
             let device = try reader.deviceState(deviceId)
             let signer = key.introducer == deviceId ? device : try key.introducer.flatMap { try reader.deviceState($0) }
             let rotation = try DeviceRotation.check(deviceId, device: device, key: key, signer: signer, storeId: try reader.storeId())
-            try DeviceLinking.requireUnused(key, for: deviceId, among: try reader.allDevices())
+            try DeviceLinking.requireUnused(key, for: deviceId, held: try reader.keysEverHeld())
             try append(actor: request.actor, device: nil, org: device?.org ?? "", person: device?.person ?? "", actionId: nil,
                        .deviceKeyRotated(rotation))
 

@@ -23,9 +23,8 @@ enum DeviceLinking {
         let link = DeviceLink(device: deviceId, label: label, platform: platform, key: key)
         if let key {
             // A person's keys are few; reading every device is bounded by the store's devices.
-            let all = try reader.allDevices()
-            try requireUnused(key, for: deviceId, among: all)
-            let keyed = all.filter { $0.person == person && $0.key != nil }
+            try requireUnused(key, for: deviceId, held: try reader.keysEverHeld())
+            let keyed = try reader.allDevices().filter { $0.person == person && $0.key != nil }
             let introducer = try key.introducer.flatMap { try reader.deviceState($0) }
             try checkKey(link, org: org, person: person, keyed: keyed, introducer: introducer,
                          recovery: try reader.recoveryKey(person: person), storeId: try reader.storeId())
@@ -34,12 +33,13 @@ enum DeviceLinking {
     }
 
     /// One key names one device in the audit (`key_fingerprint`): a key another device holds
-    /// in force, revoked or not, is not linked or rotated to again — a stolen device's key
-    /// put back into service under a new name would sign as that device.
+    /// or ever held (`held`: fingerprint → device), revoked or rotated away, is not linked or
+    /// rotated to again — a stolen device's key put back into service under a new name would
+    /// sign as that device.
     /// - throws: `invalid_input` (`public_key`).
-    static func requireUnused(_ key: DeviceKey, for deviceId: String, among devices: some Sequence<DeviceState>) throws {
-        guard !devices.contains(where: { $0.device != deviceId && $0.key?.fingerprint == key.fingerprint }) else {
-            throw LedgerError(.invalidInput, "that key is another device's (revoked or not): one key names one device",
+    static func requireUnused(_ key: DeviceKey, for deviceId: String, held: [Digest: String]) throws {
+        guard held[key.fingerprint].map({ $0 == deviceId }) ?? true else {
+            throw LedgerError(.invalidInput, "that key is, or was, another device's: one key names one device",
                               details: ["field": "public_key"])
         }
     }

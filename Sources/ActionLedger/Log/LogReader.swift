@@ -244,6 +244,22 @@ public struct LogReader {
         }
         return try ids.compactMap { try deviceState($0) }
     }
+
+    /// Every key a device holds or ever held (its link's and each rotation's), by
+    /// fingerprint, naming the device that held it first. Device events are few.
+    public func keysEverHeld() throws -> [Digest: String] {
+        var held: [Digest: String] = [:]
+        for device in try allDevices() {
+            for seq in try seqs(in: dbs.deviceSeqs, of: device.device) {
+                switch try indexed(dbs.deviceSeqs, device.device, seq).event.payload {
+                case .deviceLinked(let d): if let k = d.key { held[k.fingerprint] = held[k.fingerprint] ?? device.device }
+                case .deviceKeyRotated(let k): held[k.key.fingerprint] = held[k.key.fingerprint] ?? device.device
+                default: break
+                }
+            }
+        }
+        return held
+    }
 }
 
 enum MetaKey {

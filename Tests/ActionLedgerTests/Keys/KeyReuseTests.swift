@@ -28,6 +28,10 @@ import Testing
         let next = TestDeviceKey()
         try t.ledger.rotate("laptop", to: next, signer: ("laptop", laptop))
         try t.ledger.rotate("laptop", to: laptop, signer: ("laptop", next))
+        // A key rotated away (as after a compromise) stays the laptop's: no other device takes it.
+        try requireLedgerError(.invalidInput, "a link with the laptop's rotated-away key") {
+            try t.ledger.linkKeyed("ipad", next, introducer: ("laptop", laptop))
+        }
         #expect(try t.ledger.replayDecisions().mismatch == nil)
     }
 

@@ -131,17 +131,30 @@ import Testing
         let h = try ServerHarness(keyedLaptop: laptopKey)
         let laptopPem = laptopKey.pem, newKey = TestDeviceKey()
         let newPublic = Data(newKey.spki).base64EncodedString(), newPem = newKey.pem
+        let laptopPublic = Data(laptopKey.spki).base64EncodedString(), newPrint = try newKey.key().fingerprint.hex
         try await h.test { client in
             // The unkeyed phone cannot vouch for anyone.
             #expect(try await client.call(.post, "/v1/devices/pairing", token: h.phone).code == "bad_proof")
             let opened = try await client.call(.post, "/v1/devices/pairing", token: h.laptop)
             guard case .string(let code)? = opened.json["code"] else { Issue.record("no code: \(opened.text)"); return }
+            // Its pairing device sees the code open and nothing to sign yet; another device sees no such code.
+            let waiting = try await client.call(.get, "/v1/devices/pairing/\(code)", token: h.laptop)
+            #expect(waiting.status == .ok && waiting.json["device"] == .null && waiting.json["statement_hex"] == .null, "\(waiting.text)")
+            #expect(try await client.call(.get, "/v1/devices/pairing/\(code)", token: h.phone).status == .notFound)
+            // Another device's key is refused before the code is spent on it (key.one_device).
+            let reused = try await client.call(.post, "/v1/devices",
+                                               json: #"{"code": "\#(code)", "device": "iphone-3", "platform": "ios", "public_key": "\#(laptopPublic)"}"#)
+            #expect(reused.status == .badRequest && reused.text.contains("another device's"), "\(reused.text)")
             let posted = try await client.call(.post, "/v1/devices", json: """
                 {"code": "\(code)", "device": "iphone-2", "label": "New iPhone", "platform": "ios",
                  "public_key": "\(newPublic)", "key_protection": "user-verification"}
                 """)
             #expect(posted.status == .accepted)
             guard case .string(let hex)? = posted.json["statement_hex"], let statement = Hex.decode(hex) else { Issue.record("no statement"); return }
+            // The pairing device reads what it vouches for: the same statement, the new key named.
+            let view = try await client.call(.get, "/v1/devices/pairing/\(code)", token: h.laptop)
+            #expect(view.json["statement_hex"] == .string(hex) && view.json["key_fingerprint"] == .string(newPrint)
+                    && view.json["label"] == "New iPhone" && view.json["key_protection"] == "user-verification", "\(view.text)")
             let signature = Data(try P256Signature.sign(statement, pemPrivateKey: laptopPem).signature).base64EncodedString()
             // Only the pairing device may approve.
             #expect(try await client.call(.post, "/v1/devices/pairing/\(code)/approve", token: h.phone,

@@ -17,6 +17,13 @@ extension LedgerServer {
         var label = ""
         var platform = Platform.ios
         var key: DeviceKey?
+
+        /// The link statement the pairing device signs, once the new device has posted its key.
+        func statement(storeId: ActionLedger.Digest) -> [UInt8]? {
+            guard let device, let key else { return nil }
+            return Statement.link(storeId: storeId, org: org, person: person, device: device, platform: platform, key: key,
+                                  introducedBy: introducer)
+        }
     }
 
     static let pairingLifetime: Int64 = 300_000
@@ -75,6 +82,10 @@ extension LedgerServer {
             }
             let spki = try DeviceKey.readPublicKey(bytes)
             let key = try DeviceKey(spki: spki, protection: protection, trust: .firstUse)
+            // One key names one device (statements.md `key.one_device`): refused before the code is spent.
+            if try self.ledger.read({ try $0.keysEverHeld() })[key.fingerprint] != nil {
+                throw Problem.invalid("public_key: that key is, or was, another device's: one key names one device", field: "public_key")
+            }
             let now = try self.now()
             let label = try f.string("label") ?? device
             let pairing: Pairing? = self.pairings.withLock { p in
@@ -83,13 +94,36 @@ extension LedgerServer {
                 p[code] = pending
                 return pending
             }
-            guard let pairing else { throw Problem.unauthorized("the pairing code is unknown, used or expired") }
-            let storeId = try self.ledger.read { try $0.storeId() } ?? .zero
-            let statement = Statement.link(storeId: storeId, org: pairing.org, person: pairing.person, device: device,
-                                           platform: platform, key: key, introducedBy: pairing.introducer)
+            guard let pairing, let statement = pairing.statement(storeId: try self.ledger.read { try $0.storeId() } ?? .zero) else {
+                throw Problem.unauthorized("the pairing code is unknown, used or expired")
+            }
             return LedgerServer.json(["code": .string(code), "introducer": .string(pairing.introducer),
                                       "statement_hex": .string(Hex.encode(statement)), "expires_at": .string(pairing.expiresAt.iso8601)],
                                      status: .accepted)
+        }
+        // The pairing device's view of its code: what the new device posted, and the link
+        // statement it is asked to sign, so the person sees what she vouches for (which device,
+        // platform and key) before her key signs. A code that is not this device's is unknown.
+        router.get("/v1/devices/pairing/:code") { _, context in
+            let who = try context.require(.device)
+            let code = try context.parameters.require("code")
+            let now = try self.now()
+            guard let pairing = self.pairings.withLock({ p in p[code].flatMap { now < $0.expiresAt && $0.introducer == who.device ? $0 : nil } }) else {
+                throw LedgerError(.unknownDevice, "no open pairing \(code) of this device", details: ["field": "code"])
+            }
+            var o: JSONObject = ["code": .string(code), "introducer": .string(pairing.introducer), "expires_at": .string(pairing.expiresAt.iso8601),
+                                 "device": .null, "label": .null, "platform": .null, "key_fingerprint": .null, "key_protection": .null,
+                                 "statement_hex": .null]
+            if let device = pairing.device, let key = pairing.key,
+               let statement = pairing.statement(storeId: try self.ledger.read { try $0.storeId() } ?? .zero) {
+                o["device"] = .string(device)
+                o["label"] = .string(pairing.label)
+                o["platform"] = .string(pairing.platform.rawValue)
+                o["key_fingerprint"] = .string(key.fingerprint.hex)
+                o["key_protection"] = .string(key.protection.rawValue)
+                o["statement_hex"] = .string(Hex.encode(statement))
+            }
+            return LedgerServer.json(.object(o))
         }
         router.post("/v1/devices/pairing/:code/approve") { request, context in
             let who = try context.require(.device)
