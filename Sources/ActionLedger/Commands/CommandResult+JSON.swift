@@ -6,6 +6,10 @@ extension ActionState {
             "action_id": .string(actionId), "org": .string(org), "person": .string(person),
             "state": .string(displayState(now: now)),
             "next_tap": Policy.nextTap(self, under: policy, now: now).map { .string($0.rawValue) } ?? .null,
+            // What the device's proof of that step must be (policy.md §2a), so a client knows before it signs.
+            "next_proof": Policy.nextTap(self, under: policy, now: now).map {
+                .string(policy.requiredProof($0, at: Policy.requirements(of: proposal, under: policy).stakes).rawValue)
+            } ?? .null,
             "stakes": .string(proposal.stakes.rawValue),
             // The stakes the engine judges by: the policy's raises, and never below those pinned
             // at the proposal (policy.md `stakes.pinned`).

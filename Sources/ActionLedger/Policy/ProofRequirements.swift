@@ -88,6 +88,13 @@ extension Payload {
     }
 }
 
+extension PolicyDocument {
+    /// The proof this policy requires of tap `step` at `stakes`.
+    public func requiredProof(_ step: TapStep, at stakes: Stakes) -> ProofRequirement {
+        proofs[stakes, Statement.Step(rawValue: step.rawValue)!]
+    }
+}
+
 extension Policy {
     /// Refuses a step proven below what `policy` requires of it at `stakes`.
     /// - throws: `proof_required` naming the step, the stakes, the requirement and the level.

@@ -25,6 +25,8 @@ public struct TodayItem: Sendable, Equatable {
     /// Effective stakes under the policy in force.
     public var stakes: Stakes
     public var nextTap: TapStep
+    /// The proof the policy in force requires of that step (none, signed, signed_uv).
+    public var nextProof: ProofRequirement
     /// Steps of the path the taps on the current content have made.
     public var tapsDone: Int
     public var tapsNeeded: Int
@@ -39,6 +41,7 @@ public struct TodayItem: Sendable, Equatable {
         var preview: JSONObject = ["text": .string(p.preview.text), "assets": .number(Double(p.preview.assets))]
         if let price = p.preview.price { preview["price"] = .number(price) }
         return ["action_id": .string(actionId), "stakes": .string(stakes.rawValue), "next_tap": .string(nextTap.rawValue),
+                "next_proof": .string(nextProof.rawValue),
                 "taps_done": .number(Double(tapsDone)), "taps_needed": .number(Double(tapsNeeded)),
                 "proposer_stakes": .string(p.stakes.rawValue),
                 "specialist": ["name": .string(p.specialist.name), "agent": .string(p.specialist.agent)],
@@ -143,8 +146,9 @@ extension ProjectionSnapshot {
                 // The engine's own rule for taps counted under other stakes (Policy.progress).
                 let done = Policy.progress(item.steps.map { ActionState.TapRecord(step: $0, device: "", at: q.now, seq: 0) },
                                            along: path)
-                feed.items.append(TodayItem(actionId: entry.actionId, stakes: stakes,
-                                            nextTap: done < path.count ? path[done] : .approve,
+                let next = done < path.count ? path[done] : .approve
+                feed.items.append(TodayItem(actionId: entry.actionId, stakes: stakes, nextTap: next,
+                                            nextProof: inForce.requiredProof(next, at: stakes),
                                             tapsDone: done, tapsNeeded: path.count, proposal: proposal,
                                             proposedAt: item.proposedAt, heldUntil: item.heldUntil, edits: item.edits,
                                             seq: item.seq))

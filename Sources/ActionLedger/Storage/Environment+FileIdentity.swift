@@ -38,9 +38,16 @@ extension Environment {
     /// Refuses a write into a file that is no longer the one at ``path``.
     /// - throws: `storage`, naming the path, when it was replaced or removed since the open.
     func requireFileInPlace() throws {
-        guard let opened = openedFile, FileIdentity(path: path) != opened else { return }
-        throw LedgerError(.storage, "\(path) was replaced or removed since this process opened it; nothing was written: "
-            + "open it again")
+        if let opened = openedFile, FileIdentity(path: path) != opened {
+            throw LedgerError(.storage, "\(path) was replaced or removed since this process opened it; nothing was written: "
+                + "open it again")
+        }
+        // The lock file too: deleted or replaced, a process opening the store later takes a new
+        // writer mutex, and two writers would commit at once, each overwriting the other.
+        if let lock = openedLock, FileIdentity(path: path + "-lock") != lock {
+            throw LedgerError(.storage, "\(path)-lock was removed or replaced since this process opened the store: its "
+                + "writers no longer exclude each other's; nothing was written: stop every process using it, then open it again")
+        }
     }
 
     /// Renames `replacement` over this environment's file while holding its writer lock,

@@ -53,6 +53,10 @@ public final class Environment: @unchecked Sendable {
     /// The data file opened (nil read-only: such a handle writes nothing), checked by every
     /// write transaction (Environment+FileIdentity.swift).
     let openedFile: FileIdentity?
+    /// The `-lock` file opened beside it: LMDB's writer mutex lives there, and a process that
+    /// opens the store after it was deleted makes a new one, whose writers this one no
+    /// longer excludes (Environment+FileIdentity.swift).
+    let openedLock: FileIdentity?
 
     /// Opens (creating if needed, unless read-only) the environment at `path`.
     ///
@@ -70,6 +74,7 @@ public final class Environment: @unchecked Sendable {
         self.path = path
         isReadOnly = options.readOnly
         openedFile = options.readOnly ? nil : FileIdentity.of(env)
+        openedLock = options.readOnly ? nil : FileIdentity(path: path + "-lock")
         try openExistingDatabases()
     }
 

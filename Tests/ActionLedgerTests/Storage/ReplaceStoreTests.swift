@@ -36,4 +36,19 @@ import Testing
         try new.ledger.link("laptop")
         #expect(try old.ledger.read { try $0.deviceState("iphone") } != nil)
     }
+
+    /// A `-lock` file deleted under a running writer: the next process makes a new one, with
+    /// its own writer mutex, and two writers would commit at once, each overwriting the
+    /// other's acknowledged writes. The first handle's writes are refused from then on.
+    @Test func aHandleWhoseLockFileWasDeletedHasItsWritesRefused() throws {
+        let t = try TempLedger()
+        try t.ledger.link("iphone")
+        try FileManager.default.removeItem(atPath: t.path + "-lock")
+        let later = try Ledger(path: t.path)  // makes a new lock file
+        let e = try requireLedgerError(.storage) { try t.ledger.link("tablet") }
+        #expect(e.message.contains("-lock was removed or replaced"), "\(e.message)")
+        try later.link("laptop")
+        #expect(try later.read { try $0.head() }.seq == 2)
+        #expect(try later.read { try $0.deviceState("tablet") } == nil)
+    }
 }
