@@ -27,6 +27,26 @@ import Testing
         #expect(p == ProofRequirements.strict, "the demo's strict table drifted from Specs/policies/strict.json")
     }
 
+    /// Today and the action say what the next step's proof must be, so a client knows
+    /// before it signs whether the device can make it.
+    @Test func theNextStepsProofIsShownBeforeItIsTried() throws {
+        let t = try Self.strictStore(.high)
+        let phone = TestDeviceKey()
+        try t.ledger.linkKeyed("iphone", phone, protection: .userVerification)
+        func shown() throws -> (today: JSON?, action: JSON?) {
+            let item = try t.ledger.query { try $0.today(TodayQuery(person: "quinn", now: t0)) }.items.first?.json
+            let policy = try t.ledger.read { try $0.policy(org: "quinn-co") }
+            let action = try t.ledger.read { try $0.actionState("a1") }?.json(now: t0, policy: policy)
+            return (item?["next_proof"], action?["next_proof"])
+        }
+        #expect(try shown() == (.string("signed"), .string("signed")))
+        try t.ledger.signed(.tap(.review, actionId: "a1", device: "iphone"), phone)
+        try t.ledger.signed(.tap(.confirm, actionId: "a1", device: "iphone"), phone)
+        #expect(try shown() == (.string("signed_uv"), .string("signed_uv")))
+        try t.ledger.signed(.tap(.approve, actionId: "a1", device: "iphone"), phone)
+        #expect(try shown() == (nil, .null))
+    }
+
     @Test func anUnsignedStepIsRefusedNamingWhatItNeeds() throws {
         let t = try Self.strictStore(.medium)
         try t.ledger.link("tablet")
