@@ -84,7 +84,12 @@ public struct AuditProjection: Projection {
                               applies: (UInt64) throws -> Bool = { _ in true }) throws -> UInt32 {
         var version: UInt32 = 0
         try store.scan(policies, from: Keys.u64(seq), reverse: true) { k, v in
-            // Each key is the policy.set's seq (big-endian).
+            // Each key is the policy.set's seq (big-endian), each value its version: a record of
+            // another length is damage, named, never read out of bounds.
+            guard k.count == 8, v.count == 8 else {
+                throw LedgerError(.projectionStale, "projection audit: a policies record of \(k.count)/\(v.count) bytes, not 8/8; "
+                    + "`ledger rebuild --projection audit` rebuilds it from the log", details: ["projection": "audit"])
+            }
             guard try applies(Keys.readU64(k)) else { return true }
             version = UInt32(truncatingIfNeeded: Keys.readU64(v))
             return false

@@ -112,4 +112,33 @@ import Testing
         #expect(code { try l.run(.propose(proposal("a1")), commandId: "queued-1") } == .corruptEvent)
         #expect(try l.run(.propose(proposal("a1")), commandId: "specialist-1").replayed)
     }
+
+    /// A policies record of the wrong length (the audit's policy version at each seq) is
+    /// named damage on every audit listing, never a read out of bounds that takes the
+    /// process, or `ledger serve`, down.
+    @Test func aShortPoliciesRecordIsStaleNotATrap() throws {
+        let t = try approvedOnTheIphone(), l = t.ledger!
+        try l.run(.setPolicy(PolicyDocument(version: 1), org: "quinn-co"))
+        try l.run(.propose(proposal("a4", stakes: .low)))
+        try l.run(.tap(.approve, actionId: "a4", device: "iphone"))
+        _ = try l.rebuild()
+        try l.environment.write { txn in
+            let generation = try #require(try l.registry.meta("audit", in: txn)).generation
+            // The audit's records share one database, each table under its tag byte (policies: 0).
+            let db = try #require(try txn.openDatabase("p/audit/\(generation)", create: false))
+            var entries: [([UInt8], [UInt8])] = []
+            try txn.scan(db) { k, v in
+                if k.first == UInt8(AuditProjection.policies) { entries.append((Array(k), Array(v))) }
+                return true
+            }
+            try #require(!entries.isEmpty)
+            for (k, v) in entries { try txn.put(db, key: k, value: Array(v.prefix(3))) }
+        }
+        do {
+            _ = try l.query { try $0.audit(.device("iphone"), limit: 100) }
+            Issue.record("an audit listing answered from a damaged record")
+        } catch let e as LedgerError {
+            #expect(e.code == .projectionStale, "\(e)")
+        }
+    }
 }

@@ -135,9 +135,15 @@ extension LedgerServer {
         } else if !result.events.isEmpty {
             // Kept only for a command the engine registered: a duplicate tap appends nothing
             // and registers no id, so its id stays free and nothing is kept under it.
+            // The command is durable now: a response that cannot be kept (a full disk) is logged,
+            // and its answer still given; a retry with the id is answered by the engine's replay.
             let id = request.commandId, now = request.now
-            try await Blocking.run {
-                try sessions.keep(SessionStore.StoredResponse(status: status.code, etag: etag, body: body), commandId: id, at: now)
+            do {
+                try await Blocking.run {
+                    try sessions.keep(SessionStore.StoredResponse(status: status.code, etag: etag, body: body), commandId: id, at: now)
+                }
+            } catch {
+                logger.warning("committed \(id), but its response could not be kept for replays: \(error)")
             }
         }
         return LedgerServer.json(body, status: status, headers: headers)
