@@ -131,6 +131,18 @@ extension ProjectionStore {
                          _ body: (UInt64) throws -> Bool) throws {
         let list = [UInt8(family)] + Array(id)
         try flushPostings()
+        // Postings only rise: a seq at or below the one before it (a duplicated posting, or a
+        // replayed tail over postings a rolled-back checkpoint left stored) is damage, named,
+        // never an entry listed twice or out of order.
+        var last: UInt64?
+        func rising(_ seq: UInt64) throws -> UInt64 {
+            if let last, seq <= last {
+                throw LedgerError(.projectionStale, "\(name): postings of list \(PageToken(list)) do not rise (\(seq) after \(last)); "
+                    + "`ledger rebuild --projection \(name)` rebuilds them from the log")
+            }
+            last = seq
+            return seq
+        }
         if let postingDatabase, !memoryOnly {
             let cursor = try Cursor(txn, postingDatabase)
             defer { cursor.close() }
@@ -146,14 +158,17 @@ extension ProjectionStore {
                 guard v.count % 8 == 0, v.count > 0 else {
                     throw LedgerError(.projectionStale, "\(name): a posting segment of \(v.count) bytes")
                 }
-                guard try Self.forEachPosting(v, { try Keys.readU64($0) < start || body(Keys.readU64($0)) }) else { return }
+                guard try Self.forEachPosting(v, { let seq = try rising(Keys.readU64($0)); return try seq < start || body(seq) }) else {
+                    return
+                }
                 entry = try cursor.next()
             }
+            // The walk ran to the list's last stored segment: a replayed tail must follow it.
         }
         guard let buffer = overlay?.postings else { return }
         let replayed = list.withUnsafeBytes { buffer.postings($0) }
         _ = try replayed.withUnsafeBytes { all in
-            try Self.forEachPosting(all) { try Keys.readU64($0) < start || body(Keys.readU64($0)) }
+            try Self.forEachPosting(all) { let seq = try rising(Keys.readU64($0)); return try seq < start || body(seq) }
         }
     }
 

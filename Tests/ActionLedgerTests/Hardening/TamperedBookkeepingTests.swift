@@ -141,4 +141,21 @@ import Testing
             #expect(e.code == .projectionStale, "\(e)")
         }
     }
+
+    /// A projection's checkpoint moved back: a query replays as its tail postings already
+    /// stored, and used to list them twice (seqs running backwards). Postings must rise.
+    @Test func aRolledBackCheckpointIsStaleNotAListingTwice() throws {
+        let t = try approvedOnTheIphone(), l = t.ledger!
+        try l.environment.write { txn in
+            let meta = try #require(try l.registry.meta("audit", in: txn))
+            let back = ProjectionMeta(version: meta.version, generation: meta.generation, checkpoint: meta.checkpoint - 3)
+            try l.registry.saveMeta(back, "audit", in: txn)
+        }
+        do {
+            let rows = try l.query { try $0.audit(.device("iphone"), limit: 100) }.entries
+            Issue.record("answered from doubled postings: \(rows.map(\.seq))")
+        } catch let e as LedgerError {
+            #expect(e.code == .projectionStale, "\(e)")
+        }
+    }
 }
