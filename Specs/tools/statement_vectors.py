@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Builds and checks Specs/vectors/statements.json from Specs/statements.md alone (tap, link,
-rotation, recovery-key and recovery link statements).
+rotation, recovery-key, recovery link and session challenge statements).
 
   python3 Specs/tools/statement_vectors.py          # check every vector (exit 1 on a mismatch)
   python3 Specs/tools/statement_vectors.py --write  # rewrite the file (new random signatures)
@@ -17,6 +17,7 @@ PATH = pathlib.Path(__file__).resolve().parent.parent / "vectors" / "statements.
 SEED_TEXT = b"actionledger statement test key 1"
 TAP_DOMAIN, LINK_DOMAIN, ROTATE_DOMAIN = "actionledger-statement-v1", "actionledger-link-v1", "actionledger-rotate-v1"
 RECOVERY_KEY_DOMAIN, RECOVERY_LINK_DOMAIN = "actionledger-recovery-key-v1", "actionledger-recovery-link-v1"
+SESSION_DOMAIN = "actionledger-session-v1"
 STORE = "01a73ea1271b532d9951acba47700ce367b3fff575f224d2e37840b3f9bf6c13"
 CONTENT = "d291c29c4dbc241f4b2bd265fa6789807ac482c522498363c9fa4a34206f1e70"
 
@@ -26,7 +27,9 @@ def sha(b):
 
 
 def render(domain, lines):
-    return (domain + "\n" + "".join(f"{k}:{v}\n" for k, v in lines)).encode("ascii")
+    # The session challenge keeps the first form the server shipped: one space after the colon (§3.4).
+    sep = ": " if domain == SESSION_DOMAIN else ":"
+    return (domain + "\n" + "".join(f"{k}{sep}{v}\n" for k, v in lines)).encode("ascii")
 
 
 def tap_lines(i):
@@ -58,13 +61,18 @@ def recovery_link_lines(i):
     return [(k, i[k]) for k in ("store", "org", "person", "device", "platform", "key", "key_protection", "recovery_key")]
 
 
+def session_lines(i):
+    return [(k, i[k]) for k in ("store_id", "device", "purpose", "challenge")]
+
+
 def challenge(msg):
     # statements.md §2.4: a WebAuthn client's challenge is base64url (no padding) of the statement's SHA-256.
     return base64.urlsafe_b64encode(hashlib.sha256(msg).digest()).rstrip(b"=").decode("ascii")
 
 
 KINDS = (("tap", TAP_DOMAIN, tap_lines), ("link", LINK_DOMAIN, link_lines), ("rotation", ROTATE_DOMAIN, rotation_lines),
-         ("recovery_key", RECOVERY_KEY_DOMAIN, recovery_key_lines), ("recovery_link", RECOVERY_LINK_DOMAIN, recovery_link_lines))
+         ("recovery_key", RECOVERY_KEY_DOMAIN, recovery_key_lines), ("recovery_link", RECOVERY_LINK_DOMAIN, recovery_link_lines),
+         ("session", SESSION_DOMAIN, session_lines))
 
 
 def test_key():
@@ -89,7 +97,7 @@ def make():
     out = {"description": "Test vectors for Specs/statements.md. The key is a published test key: never trust it.",
            "test_key": {"seed_text": SEED_TEXT.decode(), "private_scalar_hex": f"{key.private_numbers().private_value:064x}",
                         "public_key_spki_hex": pub.hex(), "fingerprint": sha(pub)},
-           "tap": [], "link": [], "rotation": [], "recovery_key": [], "recovery_link": []}
+           "tap": [], "link": [], "rotation": [], "recovery_key": [], "recovery_link": [], "session": []}
     rotations = [{"store": STORE, "org": "o1", "person": "quinn", "device": "iphone-quinn", "platform": "ios",
                   "key": sha(pub), "key_protection": "user-verification", "previous_key": CONTENT, "signed_by": "iphone-quinn"}]
     # statements.md §3.2: her first recovery key signed by her device, then a replacement signed by the key in force.
@@ -99,9 +107,12 @@ def make():
                       "signed_by": "recovery_key"}]
     recovery_links = [{"store": STORE, "org": "o1", "person": "quinn", "device": "iphone-quinn-2", "platform": "ios",
                        "key": sha(pub), "key_protection": "user-verification", "recovery_key": CONTENT}]
+    # statements.md §3.4: a sign-in and a revocation (the one device.revoked schema 2 records).
+    sessions = [{"store_id": STORE, "device": "iphone-quinn", "purpose": p, "challenge": CONTENT}
+                for p in ("session", "revoke:laptop-quinn", "sign_out_others")]
     for kind, domain, lines in KINDS:
         for i in {"tap": taps, "link": links, "rotation": rotations, "recovery_key": recovery_keys,
-                  "recovery_link": recovery_links}[kind]:
+                  "recovery_link": recovery_links, "session": sessions}[kind]:
             msg = render(domain, lines(i))
             der = key.sign(msg, ec.ECDSA(hashes.SHA256()))
             r, s = decode_dss_signature(der)

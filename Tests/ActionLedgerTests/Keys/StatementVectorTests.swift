@@ -48,6 +48,18 @@ import Testing
                                    key: linkKey, introducedBy: string(l["introduced_by"]))
         check(bytes, links[0], key)
         try checkRecovery(doc, key)
+        // The session challenge statement (§3.4): a sign-in, a revocation, signing out the others.
+        guard case .array(let sessions)? = doc["session"] else { Issue.record("no session vectors"); return }
+        #expect(sessions.count == 3)
+        for v in sessions {
+            let i = v["inputs"]!
+            check(Statement.session(storeId: Digest(hex: string(i["store_id"]))!, device: string(i["device"]),
+                                    purpose: string(i["purpose"]), challenge: Digest(hex: string(i["challenge"]))!), v, key)
+        }
+        let revoke = sessions[1]["inputs"]!
+        #expect(RevocationProof.statement(storeId: Digest(hex: string(revoke["store_id"]))!, by: string(revoke["device"]),
+                                          revoking: "laptop-quinn", challenge: Digest(hex: string(revoke["challenge"]))!)
+                == Hex.decode(string(sessions[1]["statement_hex"])))
     }
 
     /// The recovery-key statements (§3.2) and the recovery link statement (§3.3).
