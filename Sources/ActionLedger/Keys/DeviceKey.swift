@@ -69,11 +69,20 @@ public struct DeviceKey: Sendable, Equatable {
             }
             return Array(key.derRepresentation)
         }
-        guard let key = try? P256.Signing.PublicKey(derRepresentation: bytes) else {
+        guard let key = (try? P256.Signing.PublicKey(derRepresentation: bytes)) ?? compressed(bytes) else {
             throw LedgerError(.invalidInput, "the public key file is neither SPKI DER nor PEM of a P-256 key",
                               details: ["field": "public_key"])
         }
         return Array(key.derRepresentation)
+    }
+
+    /// The SPKI header of a P-256 key with a compressed point (RFC 5480): the 33 bytes after
+    /// it are the point, re-encoded uncompressed (one spelling per key, statements.md §1).
+    private static let compressedHeader: [UInt8] = Hex.decode("3039301306072a8648ce3d020106082a8648ce3d030107032200")!
+
+    private static func compressed(_ bytes: [UInt8]) -> P256.Signing.PublicKey? {
+        guard bytes.count == compressedHeader.count + 33, bytes.starts(with: compressedHeader) else { return nil }
+        return try? P256.Signing.PublicKey(compressedRepresentation: bytes.suffix(33))
     }
 }
 

@@ -6,6 +6,15 @@ import Testing
 /// `device.linked` schema 2: a device's P-256 key, and who may vouch for it
 /// (Specs/statements.md §1.1).
 @Suite struct DeviceKeyTests {
+    /// statements.md §1: a compressed point is re-encoded uncompressed, one spelling per key.
+    @Test func aCompressedPointIsReadAsTheUncompressedKey() throws {
+        let key = TestDeviceKey()
+        let compressed = Hex.decode("3039301306072a8648ce3d020106082a8648ce3d030107032200")!
+            + Array(key.privateKey.publicKey.compressedRepresentation)
+        #expect(try DeviceKey.readPublicKey(compressed) == key.spki)
+        #expect(throws: LedgerError.self) { try DeviceKey.readPublicKey(Array(compressed.dropLast())) }
+    }
+
     @Test func aFirstKeyedDeviceIsTrustedOnFirstUseAndRecorded() throws {
         let t = try keyedStore()
         let phone = TestDeviceKey()
