@@ -17,6 +17,9 @@ extension LedgerSubcommand {
     func run() throws {
         do {
             try Arguments.checkUTF8()
+            // Before any command opens the store, whichever way it opens it (verify, export and
+            // backup open it themselves): its output must not be written over it.
+            try StandardStreams.requireApart(from: global.path)
             try execute()
             try StandardStreams.flush()
         } catch let error as LedgerError {

@@ -84,8 +84,11 @@ import Testing
         #expect(follow.status == LedgerError.Code.storage.exitStatus, "\(follow.status) \(follow.stderr)")
         // stdout or stderr that is the store (or its lock) is refused: the output would overwrite it.
         for redirect in ["1<>\"$DB\"", "2<>\"$DB\"", "1<>\"$DB-lock\""] {
-            let onto = try shell("\"$LEDGER\" review a2 --device tab --db \"$DB\" --json \(redirect)")
-            #expect(onto.status == LedgerError.Code.invalidInput.exitStatus, "\(redirect): \(onto.status) \(onto.stderr)")
+            // Every way a command opens the store: through the global options, or its own (verify, export, backup).
+            for command in ["review a2 --device tab --json", "verify", "export", "backup \"$DB.copy\"", "verify --checkpoint none.json"] {
+                let onto = try shell("\"$LEDGER\" \(command) --db \"$DB\" \(redirect)")
+                #expect(onto.status == LedgerError.Code.invalidInput.exitStatus, "\(command) \(redirect): \(onto.status) \(onto.stderr)")
+            }
         }
         #expect(FileManager.default.contents(atPath: db) == before)
         // A write with stdout closed is refused before it opens the store.
