@@ -110,6 +110,15 @@ extension ProjectionSnapshot {
             policies[org] = p
             return p
         }
+        // The proof table is read from the log's policy in force at the head (the projection
+        // keeps only what its fold needs: raises and auto-ship settings).
+        var proofTables: [String: PolicyDocument] = [:]
+        func proofs(_ org: String) throws -> PolicyDocument {
+            if let p = proofTables[org] { return p }
+            let p = try LogReader(txn: txn, dbs: dbs).policy(org: org)
+            proofTables[org] = p
+            return p
+        }
         let prefix = Keys.prefix(q.person)
         // A token is the last card's position ‖ a tag of the person: another person's feed
         // refuses it (it would silently hide her cards before that position).
@@ -148,7 +157,7 @@ extension ProjectionSnapshot {
                                            along: path)
                 let next = done < path.count ? path[done] : .approve
                 feed.items.append(TodayItem(actionId: entry.actionId, stakes: stakes, nextTap: next,
-                                            nextProof: inForce.requiredProof(next, at: stakes),
+                                            nextProof: try proofs(item.org).requiredProof(next, at: stakes),
                                             tapsDone: done, tapsNeeded: path.count, proposal: proposal,
                                             proposedAt: item.proposedAt, heldUntil: item.heldUntil, edits: item.edits,
                                             seq: item.seq))
