@@ -119,7 +119,8 @@ def proof_problem(p, key, msg, rp, platform):
     # The UV flag counts only from an authenticator that sets it itself: a key file (cli) or a
     # key declared none signs whatever authenticatorData it is handed (statements.md §2.4).
     uv = auth[32] & 4 and key["protection"] != "none" and platform != "cli"
-    if p["level"] != ("signed_uv" if uv else "signed"): return "proof level"
+    # ... but a level an earlier build recorded by the flag alone stays verifiable (events.md, Versioning).
+    if p["level"] not in ("signed_uv" if uv else "signed", "signed_uv" if auth[32] & 4 else "signed"): return "proof level"
     return None if p256_verify(spki, sig, auth + hashlib.sha256(client).digest()) else "proof signature"
 
 def device_key(k):

@@ -21,7 +21,6 @@ extension DecisionReplay {
                 // Who may vouch for a key (statements.md §1.1), with the devices as they stood.
                 let keyed = devices.values.filter { $0.person == event.person && $0.key != nil }
                 do {
-                    try DeviceLinking.requireUnused(key, for: d.device, held: keysHeld)
                     try DeviceLinking.checkKey(d, org: event.org, person: event.person, keyed: Array(keyed),
                                                introducer: key.introducer.flatMap { devices[$0] },
                                                recovery: recoveryKeys[event.person], storeId: try reader.storeId())
@@ -30,7 +29,6 @@ extension DecisionReplay {
             if personOrgs[event.person] == nil { personOrgs[event.person] = event.org }
             devices[d.device] = DeviceState(device: d.device, person: event.person, org: event.org, label: d.label,
                                             platform: d.platform, linkedAt: event.at, revokedAt: nil, key: d.key, keySeq: event.seq)
-            if let key = d.key { keysHeld[key.fingerprint] = keysHeld[key.fingerprint] ?? d.device }
         case .deviceRevoked(let d):
             guard var state = devices[d.device] else {
                 throw fail("device.revoke", "device \(d.device) was never linked", .unknownDevice)
@@ -64,13 +62,11 @@ extension DecisionReplay {
                 // The signature is checked against the signer's key in force here (statements.md §3.1).
                 do {
                     try DeviceRotation.check(recorded: k, in: event, devices: { devices[$0] }, storeId: try reader.storeId())
-                    try DeviceLinking.requireUnused(k.key, for: k.device, held: keysHeld)
                 } catch let e as LedgerError {
                     throw fail("device.rotate", e.message, e.code)
                 }
             }
             devices[k.device]?.apply(k, seq: event.seq)
-            keysHeld[k.key.fingerprint] = keysHeld[k.key.fingerprint] ?? k.device
         case .recoveryKeySet(let s):
             if judge {
                 if let bound = personOrgs[event.person], bound != event.org {

@@ -57,8 +57,6 @@ public struct DecisionReplay {
     var devices: [String: DeviceState] = [:]
     /// Each person's recovery key in force (DecisionReplay+Devices).
     var recoveryKeys: [String: RecoveryKeys.InForce] = [:]
-    /// Every key a device holds or ever held, by fingerprint (statements.md `key.one_device`).
-    var keysHeld: [Digest: String] = [:]
     var live: [String: ActionState] = [:]
     var day: Int64 = .min
     var autoShipsToday: [String: Int] = [:]

@@ -63,7 +63,14 @@ enum RecordedProof {
         } catch let e as LedgerError {
             throw bad("\(e.message) (device \(device.device)'s key, the statement the event rebuilds)", e.problem)
         }
-        guard level == proof.level else { throw bad("recorded at level \(proof.level.rawValue), the proof gives \(level.rawValue)", "level") }
+        // A UV flag from a key that sets its own flags counted before this build (it now proves
+        // signed): an event an earlier build recorded so stays verifiable (events.md, Versioning).
+        let earlier = level != proof.level && proof.webauthn != nil
+            ? try? key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: statement, rp: rp,
+                                  platform: device.platform, capped: false) : nil
+        guard level == proof.level || earlier == proof.level else {
+            throw bad("recorded at level \(proof.level.rawValue), the proof gives \(level.rawValue)", "level")
+        }
     }
 
     static func bad(_ message: String, _ problem: String) -> LedgerError {

@@ -116,7 +116,7 @@ extension DeviceKey {
     /// - throws: `bad_proof` naming the `problem` (`signature`, or the assertion's, see
     ///   ``WebAuthnAssertion/check(statement:rp:)``).
     public func proofLevel(signature: [UInt8], webauthn: WebAuthnAssertion?, statement: [UInt8],
-                           rp: RelyingParty?, platform: Platform) throws -> ProofLevel {
+                           rp: RelyingParty?, platform: Platform, capped: Bool = true) throws -> ProofLevel {
         guard let a = webauthn else {
             guard verifies(signature, over: statement) else {
                 throw LedgerError(.badProof, "the signature does not verify with the device's key over the statement",
@@ -129,7 +129,7 @@ extension DeviceKey {
             throw WebAuthnAssertion.bad("the signature does not verify with the device's key over authenticatorData ‖ "
                 + "SHA-256(clientDataJSON)", "signature")
         }
-        return uv && Self.authenticatorSetsFlags(protection, platform) ? .signedUV : .signed
+        return uv && (!capped || Self.authenticatorSetsFlags(protection, platform)) ? .signedUV : .signed
     }
 
     /// Whether a WebAuthn UV flag from this key can count: the flag is only as good as the

@@ -39,8 +39,9 @@ struct Demo: LedgerSubcommand {
         let (summary, head) = try record(into: building, start: start)
         // Moved into place only now: a failed run above left the old store as it was; and
         // only over what was inspected, which may have changed while the day was recorded.
+        // The path's lock file stays: a process may already have opened the new store with it,
+        // and a lock file deleted under a process leaves its writers refused (cli.md).
         try DemoTarget.move(building, to: path, found: found)
-        try? FileManager.default.removeItem(atPath: path + "-lock")
         if global.json {
             Output.json(["db": .string(path), "events": .number(Double(head.seq)), "head_hash": .string(head.hash.hex),
                          "summary": .object(summary)])

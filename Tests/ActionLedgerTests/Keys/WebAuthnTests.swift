@@ -154,6 +154,30 @@ extension Ledger {
         }
     }
 
+    /// A level an earlier build recorded from such a key by the flag alone (signed_uv) stays
+    /// verifiable: the verifiers accept it, as that build did; the engine no longer records it.
+    @Test func aLevelAnEarlierBuildRecordedStaysVerifiable() throws {
+        let t = try keyedStore(stakes: .low)
+        let auth = SoftwareAuthenticator()
+        try t.ledger.run(.setRelyingParty(try RelyingParty(rpId: auth.rpId, origins: [auth.origin])))
+        try t.ledger.run(.linkKeyedDevice(device: "laptop", person: "quinn", org: "quinn-co", label: "Laptop", platform: .cli,
+                                          key: try auth.key.key(.device)))
+        try t.ledger.webauthn(.tap(.approve, actionId: "a1", device: "laptop"), auth)
+        var events = try t.ledger.read { r in try (1...(try r.head().seq)).map { try r.event($0)!.event } }
+        guard case .approved(var a) = events[events.count - 1].payload, var p = a.proof, p.level == .signed else {
+            Issue.record("not a signed approval"); return
+        }
+        p.level = .signedUV
+        a.proof = p
+        a.userVerified = true
+        events[events.count - 1].payload = .approved(a)
+        let earlier = try TempLedger()
+        try earlier.ledger.append(verbatim: events.map { ($0, nil) })
+        _ = try earlier.ledger.verifyProofs()
+        let (_, python) = try earlier.exportAndVerifyIndependently()
+        #expect(python.status == 0, "\(python.stdout)\(python.stderr)")
+    }
+
     /// UV clear: the assertion verifies at level signed, so the strict high approve refuses
     /// it — an authenticated refusal, recorded with its webauthn proof.
     @Test func anAssertionWithoutUVDoesNotMeetSignedUV() throws {
