@@ -38,7 +38,7 @@ def varint(v):
         out.append((v & 0x7F) | 0x80); v >>= 7
     out.append(v); return bytes(out)
 def string(s): b = s.encode("utf-8"); return varint(len(b)) + b
-def double(d): return struct.pack(">d", float(d) + 0.0)  # -0.0 is 0.0 (integrity.md §5.3), as the engine reads JSON
+def double(d): return struct.pack(">d", float(d))
 def digest(h): assert re.fullmatch(r"[0-9a-f]{64}", h); return bytes.fromhex(h)
 def optional(v, f): return b"\x00" if v is None else b"\x01" + f(v)
 
@@ -64,6 +64,7 @@ def compact(v):
     if v is True: return "true"
     if v is False: return "false"
     if isinstance(v, (int, float)):
+        if v == 0 and str(float(v)).startswith("-"): return "-0.0"  # a negative zero keeps its sign
         if float(v) == int(v) and abs(v) < 1e15: return str(int(v))
         return repr(float(v))  # shortest round-trip; matches for the values the engine writes
     if isinstance(v, str):

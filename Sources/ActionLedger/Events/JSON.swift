@@ -67,6 +67,9 @@ public enum JSON: Sendable, Equatable {
     /// Integral values print without a fraction; others use Swift's shortest round-trip
     /// form, so parsing the text gives back the identical Double.
     static func format(_ n: Double) -> String {
+        // A negative zero keeps its sign: as `0` it would parse back to other bits, and an export
+        // of a store holding one (written by an earlier build) would not hash to its chain.
+        if n == 0, n.sign == .minus { return "-0.0" }
         if n == n.rounded(), abs(n) < 1e15 { return String(Int64(n)) }
         return "\(n)"
     }

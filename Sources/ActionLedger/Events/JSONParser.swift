@@ -134,9 +134,7 @@ public struct JSONParser {
         }
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         guard let value = Double(text), value.isFinite else { throw fail("number out of range") }
-        // One zero: -0.0 is stored as 0.0. Its bits would differ from those of the `0` every
-        // JSON rendering prints, and an export would no longer hash to the stored chain.
-        return value == 0 ? 0 : value
+        return value
     }
 
     private mutating func string() throws -> String {

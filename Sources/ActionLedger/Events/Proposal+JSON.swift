@@ -47,6 +47,12 @@ public struct ProposalInput: Sendable, Equatable {
         commandId = try r.optionalIdentifier("command_id")
         proposal = try Proposal(fields: &r)
         try r.finish()
+        // One zero in what the engine records from now on: a -0.0 given is stored as 0.
+        if proposal.confidence == 0 { proposal.confidence = 0 }
+        if proposal.preview.price == 0 {
+            proposal.preview.price = 0
+            proposal.contentHash = EventCodec.contentHash(of: proposal.preview)
+        }
     }
 }
 
@@ -117,5 +123,6 @@ extension PolicyDocument {
         var r = try FieldReader(json)
         try self.init(fields: &r, requireVersion: false)
         try r.finish()
+        if autoShip.confidenceFloor == 0 { autoShip.confidenceFloor = 0 }  // one zero, as for proposals
     }
 }

@@ -24,6 +24,13 @@ import Testing
         var policy = try PolicyDocument(json: try JSONParser.parse(#"{"auto_ship": {"confidence_floor": -0.0}}"#))
         policy.version = 1
         try t.ledger.run(.setPolicy(policy, org: "quinn-co"))
+        // As an earlier build stored them: the bits of a negative zero (a proposal's confidence
+        // and price, an outcome), which the export must print so that they hash to the chain.
+        var older = proposal("z2", stakes: .low, confidence: -0.0)
+        older.proposal.preview.price = -0.0
+        older.proposal.contentHash = EventCodec.contentHash(of: older.proposal.preview)
+        try t.ledger.run(.propose(older))  // auto-ships: the policy's floor is 0
+        try t.ledger.run(.recordOutcome(actionId: "z2", succeeded: true, outcome: ["x": .number(-0.0)]))
         let (path, python) = try t.exportAndVerifyIndependently()
         #expect(python.status == 0, "\(python.stdout)\(python.stderr)")
         let head = try t.ledger.read { try $0.head() }
