@@ -2,18 +2,17 @@ extension ActionState {
     /// The action as `ledger show` and command results print it, at `now`, under `policy`:
     /// its own org's in force (``LogReader/policy(org:)``), as the engine judges it.
     public func json(now: Timestamp, policy: PolicyDocument) -> JSON {
+        let next = Policy.nextTap(self, under: policy, now: now), stakes = Policy.requirements(of: proposal, under: policy).stakes
         var o: JSONObject = [
             "action_id": .string(actionId), "org": .string(org), "person": .string(person),
             "state": .string(displayState(now: now)),
-            "next_tap": Policy.nextTap(self, under: policy, now: now).map { .string($0.rawValue) } ?? .null,
+            "next_tap": next.map { .string($0.rawValue) } ?? .null,
             // What the device's proof of that step must be (policy.md §2a), so a client knows before it signs.
-            "next_proof": Policy.nextTap(self, under: policy, now: now).map {
-                .string(policy.requiredProof($0, at: Policy.requirements(of: proposal, under: policy).stakes).rawValue)
-            } ?? .null,
+            "next_proof": next.map { .string(policy.requiredProof($0, at: stakes).rawValue) } ?? .null,
             "stakes": .string(proposal.stakes.rawValue),
             // The stakes the engine judges by: the policy's raises, and never below those pinned
             // at the proposal (policy.md `stakes.pinned`).
-            "effective_stakes": .string(Policy.requirements(of: proposal, under: policy).stakes.rawValue),
+            "effective_stakes": .string(stakes.rawValue),
             "specialist": ["name": .string(proposal.specialist.name), "agent": .string(proposal.specialist.agent)],
             "surface": .string(proposal.surface), "kind": .string(proposal.kind),
             "target": ["type": .string(proposal.target.type), "id": .string(proposal.target.id)],

@@ -56,19 +56,18 @@ enum RecordedProof {
     /// The signature verifies over `statement` (a webauthn assertion against the relying
     /// party in force), proving exactly the level recorded.
     static func verify(_ proof: SignedProof, key: DeviceKey, statement: [UInt8], rp: RelyingParty?, _ device: DeviceState) throws {
-        let level: ProofLevel
+        // The level by the flag alone (as builds before the cap recorded it), then as the engine
+        // records it now: a key that sets its own flags proves signed (WebAuthn.swift). An event
+        // an earlier build recorded at the first stays verifiable (events.md, Versioning).
+        let flagged: ProofLevel
         do {
-            level = try key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: statement, rp: rp,
-                                       platform: device.platform)
+            flagged = try key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: statement, rp: rp,
+                                         platform: device.platform, capped: false)
         } catch let e as LedgerError {
             throw bad("\(e.message) (device \(device.device)'s key, the statement the event rebuilds)", e.problem)
         }
-        // A UV flag from a key that sets its own flags counted before this build (it now proves
-        // signed): an event an earlier build recorded so stays verifiable (events.md, Versioning).
-        let earlier = level != proof.level && proof.webauthn != nil
-            ? try? key.proofLevel(signature: proof.signature, webauthn: proof.webauthn, statement: statement, rp: rp,
-                                  platform: device.platform, capped: false) : nil
-        guard level == proof.level || earlier == proof.level else {
+        let level = proof.webauthn != nil && !DeviceKey.authenticatorSetsFlags(key.protection, device.platform) ? .signed : flagged
+        guard proof.level == level || proof.level == flagged else {
             throw bad("recorded at level \(proof.level.rawValue), the proof gives \(level.rawValue)", "level")
         }
     }

@@ -58,7 +58,7 @@ extension Event {
             // Her device's user-verified key signed it (schema 2); a schema-1 one recorded nothing.
             guard device != nil else { return nil }
             return r.proof.map { ProofSummary(level: .signedUV, keyFingerprint: $0.keyFingerprint,
-                                              userVerificationBasis: "declared_key_protection") } ?? ProofSummary(level: .none)
+                                              userVerificationBasis: SignedProof.declaredKeyProtection) } ?? ProofSummary(level: .none)
         }
         guard let level = payload.proofLevel else { return nil }
         var proof = payload.proof

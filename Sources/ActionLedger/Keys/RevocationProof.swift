@@ -18,8 +18,11 @@ public struct RevocationProof: Sendable, Equatable {
 
     /// The statement the revoking device `by` signed to revoke `target`.
     public static func statement(storeId: Digest, by: String, revoking target: String, challenge: Digest) -> [UInt8] {
-        Statement.session(storeId: storeId, device: by, purpose: "revoke:\(target)", challenge: challenge)
+        Statement.session(storeId: storeId, device: by, purpose: purpose(revoking: target), challenge: challenge)
     }
+
+    /// The session statement's purpose line value for revoking `target` (statements.md §3.4).
+    public static func purpose(revoking target: String) -> String { "revoke:\(target)" }
 
     /// Checks that `key`, the revoking device `by`'s key in force, made this signature over the
     /// statement revoking `target` in the store `storeId`.

@@ -45,8 +45,11 @@ public struct SignedProof: Sendable, Equatable {
     /// Why a `signed_uv` proof counts as user verification: the key's declared protection
     /// (`p256`) or the authenticator's UV flag (`webauthn`).
     public var userVerificationBasis: String? {
-        level == .signedUV ? (webauthn == nil ? "declared_key_protection" : "webauthn_uv") : nil
+        level == .signedUV ? (webauthn == nil ? Self.declaredKeyProtection : "webauthn_uv") : nil
     }
+
+    /// The basis of a `signed_uv` that rests on the key's declared protection.
+    static let declaredKeyProtection = "declared_key_protection"
 
     func encode(_ w: inout BinaryWriter) {
         w.u8(webauthn == nil ? Self.p256Format : Self.webauthnFormat)

@@ -249,13 +249,18 @@ public struct LogReader {
     /// fingerprint, naming the device that held it first. Device events are few.
     public func keysEverHeld() throws -> [Digest: String] {
         var held: [Digest: String] = [:]
-        for device in try allDevices() {
-            for seq in try seqs(in: dbs.deviceSeqs, of: device.device) {
-                switch try indexed(dbs.deviceSeqs, device.device, seq).event.payload {
-                case .deviceLinked(let d): if let k = d.key { held[k.fingerprint] = held[k.fingerprint] ?? device.device }
-                case .deviceKeyRotated(let k): held[k.key.fingerprint] = held[k.key.fingerprint] ?? device.device
-                default: break
-                }
+        // One walk of every device's stream (device_seqs keys: id ‖ 0 ‖ seq), each event read once.
+        var entries: [(String, UInt64)] = []
+        try dbs.deviceSeqs.scan(txn) { k, _ in
+            guard k.count >= 9 else { throw Self.corruptRecord("device_seqs", "of \(k.count) bytes", length: k.count, expected: 9) }
+            entries.append((String(decoding: k[..<(k.count - 9)], as: UTF8.self), Keys.readU64(UnsafeRawBufferPointer(rebasing: k[(k.count - 8)...]))))
+            return true
+        }
+        for (device, seq) in entries {
+            switch try indexed(dbs.deviceSeqs, device, seq).event.payload {
+            case .deviceLinked(let d): if let k = d.key { held[k.fingerprint] = held[k.fingerprint] ?? device }
+            case .deviceKeyRotated(let k): held[k.key.fingerprint] = held[k.key.fingerprint] ?? device
+            default: break
             }
         }
         return held

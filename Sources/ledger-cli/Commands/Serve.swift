@@ -34,6 +34,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         do {
             try Arguments.checkUTF8()
+            try StandardStreams.requireApart(from: global.path)  // as every LedgerSubcommand does
             try await serve()
         } catch let error as LedgerError {
             throw Output.fail(error, json: global.json)

@@ -30,7 +30,6 @@ struct GlobalOptions: ParsableArguments {
             throw LedgerError(.readOnly, "this command writes; it cannot run with --read-only")
         }
         if !create { try requireStore() }
-        try StandardStreams.requireApart(from: path)
         return try Ledger(path: path, options: Ledger.Options(readOnly: readOnly || !write))
     }
 

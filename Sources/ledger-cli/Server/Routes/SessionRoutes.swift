@@ -17,7 +17,7 @@ extension LedgerServer {
         var text: String {
             switch self {
             case .session: "session"
-            case .revoke(let d): "revoke:\(d)"
+            case .revoke(let d): RevocationProof.purpose(revoking: d)
             case .signOutOthers: "sign_out_others"
             }
         }
