@@ -267,7 +267,7 @@ enum CommandHandler {
             if document.version == 0 { document.version = current.version + 1 }
             guard document.version == current.version + 1 else {
                 throw LedgerError(.invalidInput, "policy version \(document.version) does not follow the current version "
-                    + "\(current.version): give \(current.version + 1) or omit it")
+                    + "\(current.version): give \(current.version + 1) or omit it", details: ["field": "version"])
             }
             try append(actor: request.actor, device: nil, org: org, person: request.actor, actionId: nil, .policySet(document))
         }

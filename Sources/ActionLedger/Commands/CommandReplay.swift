@@ -28,8 +28,12 @@ enum CommandReplay {
         case .setRecoveryKey(let person, let key, _):
             if case .recoveryKeySet(let s) = first.payload { return first.person == person && s.key == key }
             return false
-        case .setPolicy(_, let org):
-            return first.org == org
+        case .setPolicy(var document, let org):
+            // The same document, not merely the same org: a retry whose document changed must
+            // not be answered "done" with the old one (the version the engine filled in aside).
+            guard case .policySet(let recorded) = first.payload else { return false }
+            if document.version == 0 { document.version = recorded.version }
+            return first.org == org && document == recorded
         case .setRelyingParty(let rp):
             if case .relyingParty(let recorded) = first.payload { return recorded == rp }
             return false

@@ -127,6 +127,7 @@ public struct JSONParser {
             i += 1
             guard digits() > 0 else { throw fail("invalid number") }
         }
+        let mantissaEnd = i
         if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
             i += 1
             if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
@@ -134,6 +135,11 @@ public struct JSONParser {
         }
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         guard let value = Double(text), value.isFinite else { throw fail("number out of range") }
+        // A nonzero literal too small for a double (1e-400) reads as zero, which would pass a
+        // whole-number or lower-bound check as a value nobody wrote: refused like 1e400.
+        if value == 0, bytes[start..<mantissaEnd].contains(where: { $0 >= 0x31 && $0 <= 0x39 }) {
+            throw fail("number out of range")
+        }
         return value
     }
 

@@ -120,6 +120,7 @@ public final class LedgerServer: Sendable {
         addStreamRoutes(router)
         addSessionRoutes(router)
         addPairingRoutes(router)
+        addKeyRotationRoutes(router)
         return router
     }
 

@@ -5,6 +5,7 @@ import Testing
     @Test(arguments: [
         "", "{", "{\"a\":1,}", "[1 2]", "{\"a\" 1}", "01", "1.", "-", "tru", "\"\\x\"", "\"\u{01}\"",
         "{\"a\":1,\"a\":2}", "\"\\ud800\"", "\"\\udc00\"", "NaN", "Infinity", "1e999", "{} {}", "[1]x",
+        "1e-400", "-2.5e-999", "0.0001e-330",  // nonzero, yet a double reads them as zero
     ])
     func malformedInputIsRefused(text: String) {
         expectLedgerError(.invalidInput) { try JSONParser.parse(text) }
@@ -20,6 +21,11 @@ import Testing
         expectLedgerError(.invalidInput) { try JSONParser.parse(deep) }
         let huge = [UInt8](repeating: 0x20, count: JSONParser.maxBytes + 1)
         expectLedgerError(.invalidInput) { try JSONParser.parse(huge) }
+    }
+
+    @Test func zeroesAndTinyNumbersKeepTheirValue() throws {
+        for zero in ["0", "-0", "0.000e-400", "0e999"] { #expect(try JSONParser.parse(zero) == .number(0), "\(zero)") }
+        #expect(try JSONParser.parse("5e-324") == .number(5e-324))  // the least subnormal: not zero, kept
     }
 
     @Test func valuesParseAndPrintBack() throws {

@@ -72,7 +72,7 @@ import Testing
 
     @Test func confidenceAndNumbersOutOfRangeAreRefused() {
         let base = Self.proposalDoc.serialized()
-        for bad in ["NaN", "Infinity", "-Infinity", "1e400", "-0.0001", "1.0000001", "2", "-1e308", "\"0.5\"", "null", "0x1"] {
+        for bad in ["NaN", "Infinity", "-Infinity", "1e400", "-0.0001", "1.0000001", "2", "-1e308", "\"0.5\"", "null", "0x1", "1e-400", "-1e-400"] {
             let text = base.replacingOccurrences(of: "\"confidence\":0.7", with: "\"confidence\":\(bad)")
             let v = Verdict.of { try _ = ProposalInput(json: JSONParser.parse(text)) }
             #expect(v.code == "invalid_input", "confidence \(bad): \(v)")

@@ -76,12 +76,7 @@ extension LedgerServer {
                 throw Problem.invalid("a cli device cannot declare user-verification: a key file enforces no biometrics",
                                       field: "key_protection")
             }
-            let text = try f.require("public_key", f.string)
-            guard let bytes = text.hasPrefix("-----BEGIN") ? Array(text.utf8) : Data(base64Encoded: text).map(Array.init) else {
-                throw Problem.invalid("public_key: expected PEM, or base64 of the SPKI DER", field: "public_key")
-            }
-            let spki = try DeviceKey.readPublicKey(bytes)
-            let key = try DeviceKey(spki: spki, protection: protection, trust: .firstUse)
+            let key = try DeviceKey(spki: try Self.publicKey(f), protection: protection, trust: .firstUse)
             // One key names one device (statements.md `key.one_device`): refused before the code is spent.
             if try self.ledger.read({ try $0.keysEverHeld() })[key.fingerprint] != nil {
                 throw Problem.invalid("public_key: that key is, or was, another device's: one key names one device", field: "public_key")
