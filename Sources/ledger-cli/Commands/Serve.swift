@@ -31,6 +31,17 @@ struct Serve: AsyncParsableCommand {
             help: "A reverse proxy's IP address (repeatable): its calls are limited by the client it names in X-Forwarded-For.")
     var trustedProxies: [String] = []
 
+    @Option(name: .customLong("max-connections"),
+            help: "Connections open at once (default 4096, or fewer when the open-file limit is lower); more wait to be accepted.")
+    var maxConnections: Int?
+
+    @Option(name: .customLong("max-connections-per-address"),
+            help: "Connections open at once from one client address or IPv6 /64 (default 128); a trusted proxy's are not counted.")
+    var maxConnectionsPerAddress = 128
+
+    /// Descriptors kept for the store, its lock and sessions files, logs and the runtime.
+    static let reservedDescriptors = 256
+
     func run() async throws {
         do {
             try Arguments.checkUTF8()
@@ -67,6 +78,16 @@ struct Serve: AsyncParsableCommand {
         configuration.addressRateBurst = max(1, addressRateLimit * 2)
         configuration.trustedProxies = trustedProxies
         configuration.corsOrigins = Set(corsOrigins)
+        // Every connection takes a descriptor; a process out of them dies (libdispatch traps),
+        // so connections stop well short of the limit, raised first as far as it may go.
+        let allowed = max(1, Self.raiseOpenFileLimit() - Self.reservedDescriptors)
+        if let maxConnections, maxConnections > allowed {
+            throw LedgerError(.invalidInput, "--max-connections \(maxConnections): this process may open \(allowed + Self.reservedDescriptors) "
+                + "files, \(Self.reservedDescriptors) kept for the store and runtime: at most \(allowed) (raise ulimit -n)",
+                details: ["field": "max-connections"])
+        }
+        configuration.maxConnections = maxConnections ?? min(4096, allowed)
+        configuration.maxConnectionsPerAddress = maxConnectionsPerAddress
         let server = try LedgerServer(ledger: ledger, storePath: path, configuration: configuration)
         let shown = host.contains(":") ? "[\(host)]" : host
         try await server.run { port in
@@ -78,5 +99,17 @@ struct Serve: AsyncParsableCommand {
                     + "listening on http://\(shown):\(port)")
             }
         }
+    }
+
+    /// Raises the soft open-file limit to the hard one; the soft limit now in force.
+    static func raiseOpenFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(clamping: limit.rlim_cur)
     }
 }

@@ -37,6 +37,9 @@ public struct APIContext: RequestContext, RemoteAddressRequestContext {
     public var identity: Identity?
     /// The connection's peer (a reverse proxy's, when one is in front).
     public let remoteAddress: SocketAddress?
+    /// A HEAD request, answered by its GET route (``Router/getAndHead(_:use:)``): a route with
+    /// side effects on GET (a stream's subscription, a ticket spent) must not have them.
+    public var isHead = false
     /// Set by the server: the limit bodies are collected up to (413 beyond).
     public var maxUploadSize: Int { 1 << 20 }
 
@@ -101,5 +104,20 @@ public struct APIContext: RequestContext, RemoteAddressRequestContext {
                 + "this one is \(identity.scope.rawValue)")
         }
         return identity
+    }
+}
+
+extension Router where Context == APIContext {
+    /// Registers `handler` for GET, and for HEAD with ``APIContext/isHead`` set;
+    /// ``ProblemMiddleware`` drops a HEAD's body and keeps GET's length.
+    @discardableResult
+    func getAndHead(_ path: RouterPath, use handler: @escaping @Sendable (Request, APIContext) async throws -> some ResponseGenerator) -> Self {
+        get(path, use: handler)
+        head(path) { request, context in
+            var context = context
+            context.isHead = true
+            return try await handler(request, context)
+        }
+        return self
     }
 }

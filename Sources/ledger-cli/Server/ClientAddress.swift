@@ -14,6 +14,8 @@ struct ClientAddress: Hashable, Sendable {
     /// 4 bytes (IPv4) or 16 (IPv6).
     let bytes: [UInt8]
 
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
     /// Parses an address as a socket or an `X-Forwarded-For` entry gives it: `203.0.113.7`,
     /// `2001:db8::1`, `[2001:db8::1]`, `[2001:db8::1]:443` or `203.0.113.7:443`; nil otherwise.
     init?(_ text: some StringProtocol) {

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import HummingbirdCore
 import ServiceLifecycle
 
 /// `ledger serve`: the HTTP and live-stream API over one ``Ledger`` (Specs/openapi.yaml).
@@ -39,6 +40,13 @@ public final class LedgerServer: Sendable {
         /// through sending one) is closed after this long; a response being written, a live
         /// stream included, is never cut by it.
         public var idleTimeout: Duration = .seconds(60)
+        /// Connections open at once; past it the server accepts no more until some close
+        /// (they wait in the listen backlog). Below the process's open-file limit, with room
+        /// for the store's files: at that limit the process itself fails.
+        public var maxConnections = 4096
+        /// Connections open at once from one client address (an IPv6 /64); more are closed at
+        /// once. A trusted proxy's are not counted (it carries every client).
+        public var maxConnectionsPerAddress = 128
         /// Device sessions' lifetime.
         public var sessionLifetime: Int64 = 30 * Timestamp.day
         /// How long a command's first response is kept for `Idempotency-Key` replays (ms); a
@@ -63,6 +71,7 @@ public final class LedgerServer: Sendable {
     let metrics = ServerMetrics()
     let limiter: RateLimiter
     let addressLimit: AddressLimit
+    let connections: ConnectionCounts
 
     /// Opens the server's side of `ledger` (at `storePath`): its session file beside the store.
     public init(ledger: Ledger, storePath: String, configuration: Configuration) throws {
@@ -81,6 +90,11 @@ public final class LedgerServer: Sendable {
         }
         addressLimit = AddressLimit(limiter: RateLimiter(rate: configuration.addressRateLimit, burst: configuration.addressRateBurst),
                                     trustedProxies: Set(proxies))
+        for (name, value) in [("max-connections", configuration.maxConnections),
+                              ("max-connections-per-address", configuration.maxConnectionsPerAddress)] where value < 1 {
+            throw LedgerError(.invalidInput, "--\(name) \(value): expected at least 1", details: ["field": .string(name)])
+        }
+        connections = ConnectionCounts(perAddress: configuration.maxConnectionsPerAddress, trustedProxies: Set(proxies))
         sessions = try SessionStore(path: SessionStore.path(beside: storePath), responseRetention: configuration.responseRetention,
                                     now: try configuration.clock())
         authenticator = Authenticator(ledger: ledger, sessions: sessions)
@@ -96,21 +110,23 @@ public final class LedgerServer: Sendable {
 
     /// The routes, with problem documents for every refusal and the caller's identity in the context.
     public func router() -> Router<APIContext> {
-        // Every GET route answers HEAD as well (RFC 9110 §9.3.2: a general-purpose server must).
-        let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
+        // Every GET route answers HEAD as well (RFC 9110 §9.3.2: a general-purpose server must),
+        // registered by `getAndHead`: the router's own HEAD-from-GET gave every HEAD
+        // `Content-Length: 0`, whatever GET's length.
+        let router = Router(context: APIContext.self)
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         // CORS outside the problem documents, so refusals carry its headers too.
         router.add(middleware: CORSMiddleware(origins: configuration.corsOrigins))
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: JSONBodyMiddleware())
         router.add(middleware: AuthMiddleware(authenticator: authenticator, tokens: limiter, addresses: addressLimit, clock: configuration.clock))
-        router.get("/healthz") { _, _ in
+        router.getAndHead("/healthz") { _, _ in
             LedgerServer.json(["status": "ok"])
         }
-        router.get("/openapi.yaml") { _, _ in
+        router.getAndHead("/openapi.yaml") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.bytes)))
         }
-        router.get("/metrics") { _, _ in
+        router.getAndHead("/metrics") { _, _ in
             self.metrics.openStreams.record(self.hub.openStreams)
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                             body: .init(byteBuffer: ByteBuffer(string: self.metrics.text)))
@@ -127,10 +143,13 @@ public final class LedgerServer: Sendable {
     /// The application: the HTTP server and the event hub, under one service group.
     /// - parameter onListening: called with the bound port once the server accepts connections.
     public func application(onListening: @escaping @Sendable (Int) -> Void = { _ in }) -> some ApplicationProtocol {
+        let idle = TimeAmount(configuration.idleTimeout), connections = connections
         var app = Application(
             router: router(),
-            server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ledger"),
+            server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionGuardHandler(counts: connections, bodyDeadline: idle)],
+                                                idleTimeout: idle)),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ledger",
+                                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? 0) },
             logger: logger)
         app.addServices(hub)

@@ -75,7 +75,14 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         let response = try await problems(request, context: context, next: next)
         // HEAD answers what GET would, headers only: a refusal's problem document too (a body
         // after a HEAD answer would be read as the start of the connection's next response).
-        return request.method == .head ? response.createHeadResponse() : response
+        return request.method == .head ? Self.headersOnly(response) : response
+    }
+
+    /// `response` without its body, keeping the length GET's body has (RFC 9110 §9.3.2: a
+    /// HEAD's Content-Length is GET's; a stream's, of unknown length, has none). The channel
+    /// writes no body for a HEAD either way.
+    static func headersOnly(_ response: Response) -> Response {
+        Response(status: response.status, headers: response.headers, body: ResponseBody(contentLength: response.body.contentLength) { _ in })
     }
 
     private func problems(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

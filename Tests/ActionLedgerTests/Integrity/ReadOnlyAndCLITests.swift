@@ -102,7 +102,7 @@ import Testing
         let independent = try IndependentVerifierTests.runPython([IndependentVerifierTests.script, empty])
         #expect(independent.status == 1 && independent.stdout.contains("no events"), "\(independent.stdout)")
         var export: [UInt8] = []
-        try f.withLedger { l in try l.exportJSONL { export += $0 } }
+        _ = try f.withLedger { l in try l.exportJSONL { export += $0 } }
         let file = f.path("export.jsonl")
         try Data(export).write(to: URL(fileURLWithPath: file))
         let emptyFile = f.path("empty.lmdb"), directory = f.path("dir.lmdb")
@@ -126,7 +126,7 @@ import Testing
         let proposal = Array(HostileInputTests.proposalDoc.serialized().utf8)
         let policy = Array(HostileInputTests.policy.serialized().utf8)
         var exportText: [UInt8] = []
-        try f.withLedger { l in try l.exportJSONL { exportText += $0 } }
+        _ = try f.withLedger { l in try l.exportJSONL { exportText += $0 } }
         var exportLines = exportText.split(separator: 0x0A).map(Array.init)
         for i in 0..<16 {
             // Byte-level damage that never yields valid input: truncation or invalid UTF-8.

@@ -30,6 +30,7 @@ import Glibc
             let stream = try await client.call(.head, "/v1/events", token: h.laptop)
             #expect(stream.status == .ok && stream.headers[.contentType] == "text/event-stream" && stream.body.readableBytes == 0)
             #expect(h.server.hub.openStreams == 0)
+            #expect(stream.headers[.contentLength] == nil, "a stream has no length: \(stream.headers)")
             // A stream ticket is spent by the GET it opens, not by a HEAD (which opens nothing).
             let issued = try await client.call(.post, "/v1/streams/tickets", token: h.laptop)
             guard case .string(let ticket)? = issued.json["ticket"] else { Issue.record("no ticket: \(issued.text)"); return }

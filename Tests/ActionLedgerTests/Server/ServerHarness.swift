@@ -22,7 +22,7 @@ final class ServerHarness: @unchecked Sendable {
     /// - parameter clock: the server's clock (the system's by default; a test moves its own).
     /// - parameter addressLimit: calls without a token per client address (per second, burst).
     init(keyedLaptop: TestDeviceKey? = nil, rateLimit: (rate: Double, burst: Double) = (1000, 1000), addressLimit: (rate: Double, burst: Double) = (1000, 1000),
-         trustedProxies: [String] = [], idleTimeout: Duration = .seconds(60),
+         trustedProxies: [String] = [], idleTimeout: Duration = .seconds(60), connectionsPerAddress: Int = 128,
          clock: @escaping @Sendable () -> Timestamp = { ServerHarness.systemNow() }) throws {
         temp = try TempLedger()
         let l = temp.ledger!
@@ -56,6 +56,7 @@ final class ServerHarness: @unchecked Sendable {
         configuration.trustedProxies = trustedProxies
         configuration.corsOrigins = ["https://app.example.com"]
         configuration.idleTimeout = idleTimeout
+        configuration.maxConnectionsPerAddress = connectionsPerAddress
         server = try LedgerServer(ledger: l, storePath: temp.path, configuration: configuration)
     }
 

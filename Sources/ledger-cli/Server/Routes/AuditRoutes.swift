@@ -7,7 +7,7 @@ import Hummingbird
 /// decisions, and decision replay; each for the auditor's org only.
 extension LedgerServer {
     func addAuditRoutes(_ router: Router<APIContext>) {
-        router.get("/v1/audit/actions/:id") { _, context in
+        router.getAndHead("/v1/audit/actions/:id") { _, context in
             let who = try context.require(.auditor)
             let id = try context.pathId("id")
             guard try self.ledger.read({ try $0.actionState(id)?.org }) == who.org else {
@@ -19,7 +19,7 @@ extension LedgerServer {
             o["trail"] = try self.withProofs(trail.trail)
             return LedgerServer.json(.object(o))
         }
-        router.get("/v1/audit/devices/:id") { request, context in
+        router.getAndHead("/v1/audit/devices/:id") { request, context in
             let who = try context.require(.auditor)
             let id = try context.pathId("id")
             guard try self.ledger.read({ try $0.deviceState(id)?.org }) == who.org else {
@@ -40,7 +40,7 @@ extension LedgerServer {
         let listings = [("actors", "id", AuditIndex.actor), ("specialists", "name", AuditIndex.specialist),
                         ("surfaces", "name", AuditIndex.surface)]
         for (path, parameter, index) in listings {  // the path parameters as openapi names them
-            router.get("/v1/audit/\(path)/:\(parameter)") { request, context in
+            router.getAndHead("/v1/audit/\(path)/:\(parameter)") { request, context in
                 let who = try context.require(.auditor)
                 let name = try context.pathText(parameter)
                 let q = Query(request: request)
@@ -52,7 +52,7 @@ extension LedgerServer {
                 return LedgerServer.json(try self.listingJSON(listing))
             }
         }
-        router.get("/v1/audit/proofs") { request, context in
+        router.getAndHead("/v1/audit/proofs") { request, context in
             let who = try context.require(.auditor)
             let window = try self.window(Query(request: request), defaultSince: nil)
             let ledger = self.ledger
@@ -60,7 +60,7 @@ extension LedgerServer {
             let report = try await Blocking.run { try ledger.proofReport(in: window, org: who.org) }
             return LedgerServer.json(report.json)
         }
-        router.get("/v1/audit/activity") { request, context in
+        router.getAndHead("/v1/audit/activity") { request, context in
             let who = try context.require(.auditor)
             let q = Query(request: request)
             guard let person = q.string("person") else { throw Problem.invalid("person is required", field: "person") }
@@ -79,7 +79,7 @@ extension LedgerServer {
             }
             return LedgerServer.json(page.json(proofs: try self.ledger.proofSummaries(page.items.map(\.seq))))
         }
-        router.get("/v1/audit/autoshipped") { request, context in
+        router.getAndHead("/v1/audit/autoshipped") { request, context in
             let who = try context.require(.auditor)
             let q = Query(request: request)
             let window = try self.window(q, defaultSince: Timestamp.day)
@@ -93,7 +93,7 @@ extension LedgerServer {
                 .sorted { $0.kind < $1.kind }
             return LedgerServer.json(report.json)
         }
-        router.get("/v1/audit/replay") { request, context in
+        router.getAndHead("/v1/audit/replay") { request, context in
             let who = try context.require(.auditor)
             let from = UInt64(try Query(request: request).int("from", default: 1, in: 1...Query.maxSeq))
             let ledger = self.ledger

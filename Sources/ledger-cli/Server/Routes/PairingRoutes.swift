@@ -99,7 +99,7 @@ extension LedgerServer {
         // The pairing device's view of its code: what the new device posted, and the link
         // statement it is asked to sign, so the person sees what she vouches for (which device,
         // platform and key) before her key signs. A code that is not this device's is unknown.
-        router.get("/v1/devices/pairing/:code") { _, context in
+        router.getAndHead("/v1/devices/pairing/:code") { _, context in
             let who = try context.require(.device)
             let code = try context.parameters.require("code")
             let now = try self.now()

@@ -6,7 +6,7 @@ import Hummingbird
 /// Each reads one snapshot in a read-only transaction.
 extension LedgerServer {
     func addReadRoutes(_ router: Router<APIContext>) {
-        router.get("/v1/actions/:id") { _, context in
+        router.getAndHead("/v1/actions/:id") { _, context in
             let who = try context.require(.device, .specialist, .auditor)
             let id = try context.pathId("id")
             let now = try self.now()
@@ -21,7 +21,7 @@ extension LedgerServer {
                                       "proofs": ProofSummary.list(events)],
                                      headers: [.eTag: "\"\(state.contentHash.hex)\""])
         }
-        router.get("/v1/actions/:id/statement") { request, context in
+        router.getAndHead("/v1/actions/:id/statement") { request, context in
             let who = try context.require(.device)
             let id = try context.pathId("id")
             _ = try self.action(id, visibleTo: who, org: who.org)
@@ -60,14 +60,14 @@ extension LedgerServer {
                 "fields": .object(fields),
             ])
         }
-        router.get("/v1/today") { request, context in
+        router.getAndHead("/v1/today") { request, context in
             let who = try context.require(.device)
             let q = Query(request: request)
             let query = TodayQuery(person: who.person!, now: try self.now(), limit: try q.int("limit", default: 20, in: 1...1000),
                                    pageToken: q.string("page_token"))
             return LedgerServer.json(try self.ledger.query { try $0.today(query) }.json)
         }
-        router.get("/v1/devices") { _, context in
+        router.getAndHead("/v1/devices") { _, context in
             let who = try context.require(.device, .auditor)
             let records = try self.ledger.query { try $0.devices(person: who.person) }.filter { $0.org == who.org }
             return LedgerServer.json(["devices": .array(try records.map { d in

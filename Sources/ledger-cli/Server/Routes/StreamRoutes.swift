@@ -21,14 +21,14 @@ extension LedgerServer {
             }
             return LedgerServer.json(["ticket": .string(ticket), "expires_at": .string(expires.iso8601)], status: .created)
         }
-        router.get("/v1/events") { request, context in
+        router.getAndHead("/v1/events") { request, context in
             let q = Query(request: request)
             var who = context.identity
             if who == nil, let ticket = q.string("ticket") {
                 let now = try self.now()
                 // Single use: taken out of the table whether or not it is still valid — by a GET;
                 // a HEAD opens no stream, so it only looks (HEAD has no side effects).
-                let head = request.method == .head
+                let head = context.isHead
                 guard let entry = self.tickets.withLock({ head ? $0[ticket] : $0.removeValue(forKey: ticket) }), now < entry.expiresAt,
                       try self.authenticator.isLive(entry.identity, at: now) else {
                     try self.addressLimit.charge(request, context)  // guessing tickets is a call without a token
@@ -61,9 +61,13 @@ extension LedgerServer {
                                       field: request.headers[.lastEventID] != nil ? "Last-Event-ID" : "from")
             }
             if request.headers[.accept]?.contains("application/x-ndjson") == true {
+                if context.isHead {
+                    return Response(status: .ok, headers: [.contentType: "application/x-ndjson", .cacheControl: "no-store"],
+                                    body: ResponseBody { _ in })
+                }
                 return self.catchUp(who, from: from ?? 1, to: head)
             }
-            return try await self.eventStream(who, from: from ?? head + 1, headOnly: request.method == .head)
+            return try await self.eventStream(who, from: from ?? head + 1, headOnly: context.isHead)
         }
     }
 
@@ -88,7 +92,9 @@ extension LedgerServer {
     private func eventStream(_ who: Identity, from: UInt64, headOnly: Bool) async throws -> Response {
         let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store", .init("X-Accel-Buffering")!: "no"]
         // A HEAD gets the headers only: no subscription (its body would never drain one).
-        if headOnly { return Response(status: .ok, headers: headers) }
+        // Its body is one of unknown length, as GET's is, so the headers are GET's (no
+        // `Content-Length: 0`, which would describe a stream that ends at once).
+        if headOnly { return Response(status: .ok, headers: headers, body: ResponseBody { _ in }) }
         // Subscribed before the catch-up is read: nothing appended in between is missed
         // (what both deliver is sent once, by seq). Connected once the headers go out.
         let live = hub.subscribe(who)

@@ -1,0 +1,131 @@
+import Hummingbird
+import HummingbirdCore
+import NIOCore
+import NIOHTTPTypes
+import Synchronization
+
+/// Keeps one client from holding the server's connections: a cap on the connections open
+/// from one address (a trusted reverse proxy's excepted: it carries everyone), and a
+/// deadline by which a request's body must have arrived in full. Without them one address,
+/// with no token, trickling a body a byte a minute, kept connections open for ever, and the
+/// process died (libdispatch traps) when they took every file descriptor it may open.
+/// The server's total is capped apart (``LedgerServer/Configuration/maxConnections``).
+final class ConnectionCounts: Sendable {
+    private let open = Mutex<[ClientAddress: Int]>([:])
+    let perAddress: Int
+    let trustedProxies: Set<ClientAddress>
+
+    init(perAddress: Int, trustedProxies: Set<ClientAddress>) {
+        self.perAddress = perAddress
+        self.trustedProxies = trustedProxies
+    }
+
+    /// Counts a new connection from `peer`; false when its address already holds its share
+    /// (the connection is then closed, never counted). A trusted proxy is never counted.
+    func admit(_ peer: ClientAddress) -> Bool {
+        if trustedProxies.contains(peer) { return true }
+        let key = peer.bucketAddress
+        return open.withLock { o in
+            let n = o[key, default: 0]
+            guard n < perAddress else { return false }
+            o[key] = n + 1
+            return true
+        }
+    }
+
+    func release(_ peer: ClientAddress) {
+        if trustedProxies.contains(peer) { return }
+        let key = peer.bucketAddress
+        open.withLock { o in
+            let n = o[key, default: 0]
+            o[key] = n > 1 ? n - 1 : nil
+        }
+    }
+
+    /// Connections counted now (all addresses).
+    var total: Int { open.withLock { $0.values.reduce(0, +) } }
+}
+
+/// One per connection, after HTTP decoding: admits it against ``ConnectionCounts`` and
+/// closes it when a request's body has not arrived in full within `bodyDeadline` of its
+/// head (the idle timeout counts any byte as activity, so a trickled body never tripped it).
+final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+
+    private let counts: ConnectionCounts
+    private let bodyDeadline: TimeAmount
+    private var counted: ClientAddress?
+    private var decided = false
+    private var deadline: Scheduled<Void>?
+
+    init(counts: ConnectionCounts, bodyDeadline: TimeAmount) {
+        self.counts = counts
+        self.bodyDeadline = bodyDeadline
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { admit(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        admit(context)
+        context.fireChannelActive()
+    }
+
+    private func admit(_ context: ChannelHandlerContext) {
+        guard !decided else { return }
+        decided = true
+        guard let peer = context.channel.remoteAddress?.ipAddress.flatMap(ClientAddress.init) else { return }
+        if counts.admit(peer) {
+            counted = peer
+        } else {
+            context.close(promise: nil)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            deadline?.cancel()
+            deadline = context.eventLoop.assumeIsolated().scheduleTask(in: bodyDeadline) {
+                context.close(promise: nil)
+            }
+        case .end:
+            deadline?.cancel()
+            deadline = nil
+        case .body:
+            break
+        }
+        context.fireChannelRead(data)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        release()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        release()
+    }
+
+    private func release() {
+        deadline?.cancel()
+        deadline = nil
+        if let peer = counted {
+            counted = nil
+            counts.release(peer)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension ConnectionGuardHandler: Sendable {}
+
+extension ClientAddress {
+    /// The address a connection cap counts under: an IPv4 address, an IPv6 /64 (as the
+    /// rate limit's ``bucket``).
+    var bucketAddress: ClientAddress {
+        bytes.count == 4 ? self : ClientAddress(bytes: Array(bytes.prefix(8)) + [UInt8](repeating: 0, count: 8))
+    }
+}
