@@ -16,6 +16,35 @@ public struct MigrationReport: Sendable {
     }
 }
 
+/// A migration under way, kept in the log's `meta` index (`migrating`: the reason, a line
+/// feed, the projections it rebuilds joined by commas) from the transaction that converts the
+/// layout until every projection has been folded to the head. While it is there the store is
+/// one to migrate: an open neither takes writes nor folds projections (the fold would run
+/// before migrate's lock and chain check), and a resumed `ledger migrate` reports what the
+/// interrupted one set out to do.
+struct MigrationMark: Equatable {
+    static let key: [UInt8] = Array("migrating".utf8)
+    var reason: String
+    var rebuilt: [String]
+
+    static func read(_ dbs: LogDatabases, _ txn: Transaction) throws -> MigrationMark? {
+        try dbs.meta.withValue(txn, key: key) { b in
+            let text = String(decoding: b, as: UTF8.self)
+            guard let newline = text.firstIndex(of: "\n") else { return MigrationMark(reason: text, rebuilt: []) }
+            let names = text[text.index(after: newline)...]
+            return MigrationMark(reason: String(text[..<newline]), rebuilt: names.isEmpty ? [] : names.split(separator: ",").map(String.init))
+        }
+    }
+
+    func write(_ dbs: LogDatabases, _ txn: Transaction) throws {
+        try dbs.meta.put(txn, key: Self.key, value: Array((reason + "\n" + rebuilt.joined(separator: ",")).utf8))
+    }
+
+    static func clear(_ dbs: LogDatabases, _ txn: Transaction) throws {
+        try dbs.meta.delete(txn, key: key)
+    }
+}
+
 /// Which older layouts an open refuses writes for, and how `ledger migrate` converts them.
 enum Migration {
     /// Why a store must be migrated before it takes writes; nil when it is current. A store
@@ -29,6 +58,7 @@ enum Migration {
         }
         let layout = try MetaLayout.layout(dbs, txn)
         if layout > MetaLayout.current { return MetaLayout.newerBuild(layout) }
+        if let mark = try MigrationMark.read(dbs, txn) { return "a migration was interrupted (\(mark.reason))" }
         guard head > 0 else { return nil }
         if layout != MetaLayout.current { return "its meta records predate layout \(MetaLayout.current)" }
         for p in registry.projections {
@@ -70,16 +100,22 @@ extension Ledger {
                 + "older stores only: use the newer build")
         }
         let registry = registry
-        let (dbs, rebuilt) = try environment.write { txn -> (LogDatabases, [String]) in
+        let (dbs, mark) = try environment.write { txn -> (LogDatabases, MigrationMark) in
             try LogDatabases.migrateLegacyLayout(txn)
             guard let d = try LogDatabases.open(txn) else { throw LedgerError(.storage, "cannot open the log") }
+            // Resumed: what the interrupted run set out to do (its projections are of this
+            // build's version by now, half folded).
+            if let resumed = try MigrationMark.read(d, txn) { return (d, resumed) }
             try MetaLayout.backfill(d, txn)
             let stale = try registry.projections.filter { try registry.meta($0.name, in: txn)?.version != $0.version }
             try ProjectionMaintenance.setUp(registry, txn)
-            return (d, stale.map(\.name))
+            let mark = MigrationMark(reason: reason, rebuilt: stale.map(\.name))
+            try mark.write(d, txn)
+            return (d, mark)
         }
         try ProjectionMaintenance(environment: environment, dbs: dbs, registry: registry).catchUp()
-        return MigrationReport(reason: reason, events: head, rebuilt: rebuilt,
+        try environment.write { txn in try MigrationMark.clear(dbs, txn) }
+        return MigrationReport(reason: mark.reason, events: head, rebuilt: mark.rebuilt,
                                seconds: (ContinuousClock.now - started) / .seconds(1))
     }
 }

@@ -25,9 +25,9 @@ struct AuditReplay: LedgerSubcommand {
         let started = Date()
         let report = try ledger.replayDecisions(from: from) { seq, head in
             guard terminal else { return }
-            FileHandle.standardError.write(Data("\r  replay: \(seq)/\(head) events (\(head == 0 ? 100 : seq * 100 / head)%)".utf8))
+            Output.stderrRaw("\r  replay: \(seq)/\(head) events (\(head == 0 ? 100 : seq * 100 / head)%)")
         }
-        if terminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if terminal { Output.stderrRaw("\r\u{1B}[K") }
         let seconds = Date().timeIntervalSince(started)
         let rules = report.byRule.sorted { $0.key < $1.key }
         if global.json {

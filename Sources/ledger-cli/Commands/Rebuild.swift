@@ -90,7 +90,7 @@ final class ProgressMeter {
         if terminal {
             let width = 30, filled = Int(done * Double(width))
             let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-            FileHandle.standardError.write(Data("\r\(bar) \(Int(done * 100))% \(text)\u{1B}[K".utf8))
+            Output.stderrRaw("\r\(bar) \(Int(done * 100))% \(text)\u{1B}[K")
             drew = true
         } else if now - lastLine >= .seconds(2) || p.checkpoint == p.head {
             lastLine = now
@@ -99,6 +99,6 @@ final class ProgressMeter {
     }
 
     func finish() {
-        if terminal && drew { FileHandle.standardError.write(Data("\n".utf8)) }
+        if terminal && drew { Output.stderrRaw("\n") }
     }
 }

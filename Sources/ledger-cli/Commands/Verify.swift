@@ -124,12 +124,12 @@ final class Progress {
     func show(_ seq: UInt64, _ total: UInt64?) {
         guard enabled else { return }
         let text = total.map { "verified \(seq) / \($0)" } ?? "verified \(seq)"
-        FileHandle.standardError.write(Data(("\r" + text).utf8))
+        Output.stderrRaw(("\r" + text))
         shown = true
     }
 
     func clear() {
-        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if shown { Output.stderrRaw("\r\u{1B}[K") }
     }
 }
 

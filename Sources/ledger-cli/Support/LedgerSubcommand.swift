@@ -46,7 +46,21 @@ enum Output {
     }
 
     static func stderr(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        stderrRaw(text + "\n")
+    }
+
+    /// Writes `text` to stderr as it is, with write(2): a stderr that cannot take it (a full
+    /// disk, a closed pipe) loses the text and the command goes on to its exit status.
+    /// (`FileHandle.write` traps on a failed write: with stdout and stderr both on a full
+    /// disk, a command crashed with SIGILL instead of exiting `storage_error`.)
+    static func stderrRaw(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return }
+            bytes = bytes.dropFirst(n)
+        }
     }
 
     static func fail(_ error: LedgerError, json: Bool) -> ExitCode {

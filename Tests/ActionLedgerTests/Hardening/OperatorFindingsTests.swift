@@ -82,6 +82,9 @@ import Testing
             let full = try shell("\"$LEDGER\" \(args) --db \"$DB\" > /dev/full")
             #expect(full.status == LedgerError.Code.storage.exitStatus && full.stderr.contains("could not write the output"),
                     "\(args): \(full.status) \(full.stderr)")
+            // With stderr full too, the message is lost but the exit status stands (no crash).
+            let both = try shell("\"$LEDGER\" \(args) --db \"$DB\" > /dev/full 2>/dev/full")
+            #expect(both.status == LedgerError.Code.storage.exitStatus, "\(args): \(both.status)")
             let closed = try shell("\"$LEDGER\" \(args) --db \"$DB\" >&-")
             #expect(closed.status == LedgerError.Code.invalidInput.exitStatus && closed.stderr.contains("stdout is closed"),
                     "\(args): \(closed.status) \(closed.stderr)")

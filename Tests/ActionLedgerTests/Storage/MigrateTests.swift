@@ -126,4 +126,46 @@ import Testing
         }
         #expect(code { _ = try t.ledger.migrate() } == .integrityFailure)
     }
+
+    /// A migration killed after its conversion committed and before its folds finished:
+    /// the store stays one to migrate (an open neither writes nor folds, so nothing runs
+    /// before migrate's lock and chain check), and the resumed migrate reports the work.
+    @Test func anInterruptedMigrationIsResumedByMigrateAlone() throws {
+        let (dir, path) = try landedCopy()
+        defer { withExtendedLifetime(dir) {} }
+        let reason: String
+        do {
+            // What migrate's first transaction commits, and nothing after it.
+            let l = try Ledger(path: path)
+            reason = try #require(l.migrationNeeded)
+            let registry = l.registry
+            try l.environment.write { txn in
+                try LogDatabases.migrateLegacyLayout(txn)
+                let d = try #require(try LogDatabases.open(txn))
+                try MetaLayout.backfill(d, txn)
+                let stale = try registry.projections.filter { try registry.meta($0.name, in: txn)?.version != $0.version }
+                try ProjectionMaintenance.setUp(registry, txn)
+                try MigrationMark(reason: reason, rebuilt: stale.map(\.name)).write(d, txn)
+            }
+        }
+        let file = URL(fileURLWithPath: path)
+        let bytes = try Data(contentsOf: file)
+        let reopened = try Ledger(path: path)
+        #expect(reopened.migrationNeeded?.contains("interrupted") == true)
+        expectLedgerError(.migrationRequired) { try reopened.run(.propose(proposal("during"))) }
+        do {
+            let lock = try RebuildLock(ledgerPath: path)
+            defer { withExtendedLifetime(lock) {} }
+            #expect(code { _ = try reopened.migrate() } == .busy)
+        }
+        #expect(try Data(contentsOf: file) == bytes, "an open, a refused write or a refused migrate changed the store")
+
+        let report = try reopened.migrate()
+        #expect(report.reason == reason)
+        #expect(report.rebuilt == ["today", "autoshipped", "audit", "activity"])
+        let after = try Ledger(path: path)
+        #expect(after.migrationNeeded == nil)
+        _ = try after.verify(VerifyOptions(deep: true))
+        #expect(try after.migrate().reason == nil)
+    }
 }
