@@ -16,7 +16,7 @@ struct Export: LedgerSubcommand {
         try global.requireStore()
         // DEST is checked (and made, unnamed) before anything is opened: an existing FILE (the
         // store itself, its lock, a planted symlink) is never truncated by an export.
-        let file = try out.map(NewFile.init)
+        let file = try out.map { try NewFile($0) }
         let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
         let count = try ledger.exportJSONL { try Self.writeAll(file?.fd ?? 1, $0) }
         guard let file, let out else { return }

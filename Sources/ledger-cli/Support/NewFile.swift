@@ -14,8 +14,10 @@ final class NewFile {
     private let partial: String?
     private var committed = false
 
+    /// - parameter unnamed: whether to try the unnamed file first (tests pass false to run
+    ///   the named fallback, which every file system here would otherwise never take).
     /// - throws: `invalid_input` when DEST exists or its folder cannot take a new file.
-    init(_ destination: String) throws {
+    init(_ destination: String, unnamed tryUnnamed: Bool = true) throws {
         self.destination = destination
         guard !Self.exists(destination) else { throw LedgerError(.invalidInput, "\(destination) already exists") }
         let dir = Self.directory(of: destination)
@@ -25,7 +27,8 @@ final class NewFile {
             throw LedgerError(.invalidInput, "\(destination) is not a file path in an existing folder")
         }
         // An unnamed file is named through /proc/self/fd: without /proc, the named fallback.
-        let unnamed = access("/proc/self/fd", F_OK) == 0 ? Self.tmpfile.map { open(dir, $0 | O_WRONLY | O_CLOEXEC, 0o600) } ?? -1 : -1
+        let unnamed = tryUnnamed && access("/proc/self/fd", F_OK) == 0
+            ? Self.tmpfile.map { open(dir, $0 | O_WRONLY | O_CLOEXEC, 0o600) } ?? -1 : -1
         if unnamed >= 0 {
             (fd, partial) = (unnamed, nil)
         } else {
