@@ -50,6 +50,7 @@ struct Verify: LedgerSubcommand {
         let report: VerifyReport
         var proofs: Int?
         var projections: [String]?
+        var ahead: (at: Timestamp, ms: Int64)?
         if let export {
             guard start == nil else { throw LedgerError(.invalidInput, "--from-checkpoint does not apply to --export") }
             report = try ExportVerifier.verify(path: export, checkpoint: cp) { progress.show($0, nil) }
@@ -73,6 +74,7 @@ struct Verify: LedgerSubcommand {
                 }
                 projections = try Self.compareProjections(ledger)
             }
+            ahead = try Self.headDatedAhead(ledger, path: global.path)
         }
         progress.clear()
         if global.json {
@@ -80,6 +82,7 @@ struct Verify: LedgerSubcommand {
             if case .object(var obj) = o {
                 if let cp { obj["checkpoint"] = ["log_size": .number(Double(cp.logSize)), "key_id": .string(cp.keyId)] }
                 if let projections { obj["projections_equal"] = .array(projections.map(JSON.string)) }
+                if let ahead { obj["head_dated_ahead_ms"] = .number(Double(ahead.ms)) }
                 o = .object(obj)
             }
             Output.json(o)
@@ -91,6 +94,23 @@ struct Verify: LedgerSubcommand {
             if let projections { text += "; projections equal to a refold of the log (\(projections.joined(separator: ", ")))" }
             print(text)
         }
+        if let ahead {
+            Output.stderr("warning: the log's last event is dated \(ahead.at.iso8601), \(ahead.ms) ms ahead of this clock: a "
+                + "clock running ahead dated it, or this one is behind; writes are refused (clock_behind) until this clock "
+                + "reaches \(ahead.at.adding(milliseconds: -TimeRules.tolerance).iso8601) (Specs/cli.md, clock)")
+        }
+    }
+
+    /// The log's last event's time and how far it is ahead of the engine's clock, when more
+    /// than the tolerance (writes are then refused): the chain is intact, yet the store takes
+    /// no writes, and an auditor's windows ending now leave that event out. Nil otherwise,
+    /// or when no clock can be read here (`LEDGER_NOW` beside a production store).
+    static func headDatedAhead(_ ledger: Ledger, path: String) throws -> (at: Timestamp, ms: Int64)? {
+        let testClock = try ledger.creation()?.testClock ?? false
+        guard let now = try? Clock.now(testClock: testClock, path: path),
+              let at = try ledger.read({ r in try r.event(try r.head().seq)?.event.at }) else { return nil }
+        let ms = at.milliseconds - now.milliseconds
+        return ms > TimeRules.tolerance ? (at, ms) : nil
     }
 
     /// Each projection against a refold of the log; returns their names when all are equal.

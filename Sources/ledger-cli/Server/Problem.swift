@@ -26,6 +26,12 @@ struct Problem: HTTPResponseError {
     init(_ error: LedgerError) {
         self.init(Problem.status(of: error.code), error.code.rawValue, error.message, extra: error.details)
         if status == .serviceUnavailable { retryAfter = 1 }
+        // A clock behind the log is no passing outage: the wait is known (up to decades, when a
+        // clock running ahead dated the log's last event), and a client retrying every second
+        // would spend its rate limit for nothing.
+        if error.code == .clockBehind, case .number(let wait)? = error.details["wait_ms"] {
+            retryAfter = Int(max(1, min((wait / 1000).rounded(.up), Double(Int32.max))))
+        }
     }
 
     static func unauthorized(_ detail: String) -> Problem { Problem(.unauthorized, "unauthorized", detail) }

@@ -73,14 +73,34 @@ import Testing
         #expect(log.contains("\"type\":\"store.created\"") && log.contains("\"test_clock\":true"))
     }
 
+    /// A clock that ran ahead dated the last event: the chain is intact, but the store takes
+    /// no writes until the clock gets there, and verify says so.
+    @Test func verifyWarnsOfALastEventDatedAheadOfTheClock() throws {
+        let db = fixture.path("ahead.lmdb")
+        #expect(try ledger(["init", "--test-clock"], db: db).status == 0)
+        let link = ["devices", "link", "ph", "--person", "quinn", "--org", "q", "--label", "P", "--platform", "ios"]
+        #expect(try ledger(link, db: db, now: "2026-11-23T09:00:00Z").status == 0)
+        let refused = try ledger(["devices", "revoke", "ph", "--json"], db: db)
+        #expect(refused.status == LedgerError.Code.clockBehind.exitStatus && refused.stdout.contains("\"writable_at\":\"2026-11-23T08:59:50.000Z\""))
+        let verified = try ledger(["verify", "--json"], db: db)
+        #expect(verified.status == 0 && verified.stdout.contains("\"head_dated_ahead_ms\":86400000"), "\(verified.stdout)")
+        #expect(verified.stderr.contains("writes are refused (clock_behind) until this clock reaches 2026-11-23T08:59:50.000Z"))
+        // Level with the clock: no warning.
+        let level = try ledger(["verify", "--json"], db: db, now: "2026-11-23T09:00:00Z")
+        #expect(level.status == 0 && !level.stdout.contains("head_dated_ahead_ms") && level.stderr.isEmpty, "\(level.stderr)")
+    }
+
     @Test func timesNeverGoBackwardsAndStayWithin2000And2100() throws {
         let t = try TempLedger(), l = t.ledger!
         try l.link("iphone", platform: .ios)
         try l.run(.propose(proposal("a1", stakes: .low, confidence: 0.1, expiresAt: at("2026-11-22T10:00:00Z"))),
                   now: at("2026-11-22T09:30:00Z"))
         try l.run(.propose(proposal("a0", stakes: .medium)), now: at("2026-11-22T10:30:00Z"))
-        // Backdating the clock to approve before the expiry: refused, nothing written.
-        #expect(code { try l.run(.tap(.approve, actionId: "a1", device: "iphone"), now: at("2026-11-22T09:59:00Z")) } == .clockBehind)
+        // Backdating the clock to approve before the expiry: refused, nothing written; the
+        // refusal says when writes resume (the head's time less the 10 s tolerance).
+        let behind = expectLedgerError(.clockBehind) { try l.run(.tap(.approve, actionId: "a1", device: "iphone"), now: at("2026-11-22T09:59:00Z")) }
+        #expect(behind?.details["writable_at"] == .string("2026-11-22T10:29:50.000Z"))
+        #expect(behind?.details["wait_ms"] == .number(1_850_000))
         // Nor can a proposal arrive already expired (it would auto-ship past its expiry).
         #expect(code {
             try l.run(.propose(proposal("a5", stakes: .low, confidence: 0.95, expiresAt: at("2026-11-22T10:00:00Z"))),
