@@ -23,7 +23,12 @@ enum CommandReplay {
             if case .deviceRevoked(let d) = first.payload { return d.device == device && first.device == by }
             return false
         case .rotateDeviceKey(let device, let key):
-            if case .deviceKeyRotated(let k) = first.payload { return k.device == device && k.key == key }
+            // The same rotation: device, key, protection and signer. Not the signature's bytes: a
+            // retried `rotate-key` signs again, and ECDSA signatures differ each time.
+            if case .deviceKeyRotated(let k) = first.payload {
+                return k.device == device && k.key.fingerprint == key.fingerprint && k.key.protection == key.protection
+                    && k.key.introducer == key.introducer
+            }
             return false
         case .setRecoveryKey(let person, let key, _):
             if case .recoveryKeySet(let s) = first.payload { return first.person == person && s.key == key }

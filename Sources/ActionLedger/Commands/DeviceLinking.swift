@@ -38,9 +38,13 @@ enum DeviceLinking {
     /// sign as that device.
     /// - throws: `invalid_input` (`public_key`).
     static func requireUnused(_ key: DeviceKey, for deviceId: String, held: [Digest: String]) throws {
-        guard held[key.fingerprint].map({ $0 == deviceId }) ?? true else {
-            throw LedgerError(.invalidInput, "that key is, or was, another device's: one key names one device",
-                              details: ["field": "public_key"])
+        // The device's own former keys too: a rotation statement binds the key it replaces,
+        // so a key back in force would make the rotation that retired it valid again — anyone
+        // holding that old signature could put the retired key's successor back.
+        if let holder = held[key.fingerprint] {
+            throw LedgerError(.invalidInput, holder == deviceId
+                ? "that key was \(deviceId)'s before: a key is in force once, and a device does not return to one it left"
+                : "that key is, or was, another device's: one key names one device", details: ["field": "public_key"])
         }
     }
 

@@ -1,8 +1,8 @@
 import Testing
 @testable import ActionLedger
 
-/// One key names one device: a key that another device holds, revoked or not, is neither
-/// linked again nor rotated to, so a `key_fingerprint` in the audit names one device and a
+/// One key names one device, once: a key that any device holds or held, revoked or not,
+/// is neither linked again nor rotated to (by that device either), so a `key_fingerprint` in the audit names one device and a
 /// stolen device's key cannot come back into service under another name.
 @Suite struct KeyReuseTests {
     @Test func anotherDevicesKeyIsRefusedForALinkAndARotation() throws {
@@ -24,13 +24,17 @@ import Testing
             try t.ledger.rotate("laptop", to: phone, signer: ("laptop", laptop))
         }
         #expect(try t.ledger.read { try $0.head() }.seq == head.seq + 1)
-        // A device may return to a key it held itself.
+        // A key is in force once: the device itself does not return to one it left (a
+        // rotation's signature binds the key it replaces, so a key coming back would let the
+        // rotation that retired it, signed long ago, be replayed to bring back its successor).
         let next = TestDeviceKey()
         try t.ledger.rotate("laptop", to: next, signer: ("laptop", laptop))
-        try t.ledger.rotate("laptop", to: laptop, signer: ("laptop", next))
+        try requireLedgerError(.invalidInput, "the laptop returned to the key it left") {
+            try t.ledger.rotate("laptop", to: laptop, signer: ("laptop", next))
+        }
         // A key rotated away (as after a compromise) stays the laptop's: no other device takes it.
         try requireLedgerError(.invalidInput, "a link with the laptop's rotated-away key") {
-            try t.ledger.linkKeyed("ipad", next, introducer: ("laptop", laptop))
+            try t.ledger.linkKeyed("ipad", laptop, introducer: ("laptop", next))
         }
         #expect(try t.ledger.replayDecisions().mismatch == nil)
     }

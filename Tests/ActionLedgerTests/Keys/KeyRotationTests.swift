@@ -131,8 +131,13 @@ extension KeyRotationTests {
         #expect(try ledger("propose", "-", stdin: CLITests.proposalJSON).status == 0)
         // Signed by the new key, which is not yet in force: refused, nothing written.
         #expect(try ledger("devices", "rotate-key", "iphone", "--public-key", path("new.pub"), "--key", path("new.key")).status == 26)
-        let r = try ledger("devices", "rotate-key", "iphone", "--public-key", path("new.pub"), "--key", path("old.key"), "--json")
+        let r = try ledger("devices", "rotate-key", "iphone", "--public-key", path("new.pub"), "--key", path("old.key"), "--json",
+                           "--command-id", "rot-1")
         #expect(r.status == 0 && r.stdout.contains(#""type":"device.key_rotated""#), "\(r.stdout)\(r.stderr)")
+        // The same command retried (its answer lost, say) is replayed, though the CLI signs anew.
+        let again = try ledger("devices", "rotate-key", "iphone", "--public-key", path("new.pub"), "--key", path("old.key"), "--json",
+                               "--command-id", "rot-1")
+        #expect(again.status == 0 && again.stdout.contains(#""replayed":true"#), "\(again.stdout)\(again.stderr)")
         #expect(try ledger("review", "p1", "--device", "iphone", "--key", path("old.key")).status == 26)
         #expect(try ledger("review", "p1", "--device", "iphone", "--key", path("new.key")).status == 0)
         #expect(try ledger("verify", "--deep").status == 0)

@@ -102,4 +102,38 @@ import Testing
             #expect(try h.ledger.read { try $0.head().seq } == head)
         }
     }
+
+    /// Her phone rotates her laptop's key; the same request sent again (its answer lost) is
+    /// answered from the first. A key the laptop left never comes back, so the signature
+    /// that retired it cannot be replayed to bring its successor back.
+    @Test func anotherDeviceRotatesAKeyAndARetryIsReplayed() async throws {
+        let laptopKey = TestDeviceKey(), phoneKey = TestDeviceKey(), next = TestDeviceKey()
+        let h = try ServerHarness(keyedLaptop: laptopKey)
+        try h.ledger.linkKeyed("phone-2", phoneKey, protection: .userVerification, introducer: ("laptop-1", laptopKey),
+                               now: ServerHarness.systemNow())
+        let phonePem = phoneKey.pem, laptopPublic = Data(laptopKey.spki).base64EncodedString()
+        let nextPublic = Data(next.spki).base64EncodedString()
+        try await h.test { client in
+            let session = try await client.call(.post, "/v1/sessions", json: try await SessionTests.signedChallenge(client, "phone-2", phonePem))
+            guard case .string(let token)? = session.json["token"] else { Issue.record("no session: \(session.text)"); return }
+            func rotate(_ publicKey: String, signer pem: String, as caller: String, key: String) async throws -> TestResponse {
+                let statement = try await client.call(.post, "/v1/devices/laptop-1/rotation-statement", token: caller,
+                                                      json: #"{"public_key": "\#(publicKey)"}"#)
+                guard case .string(let hex)? = statement.json["statement_hex"], let bytes = Hex.decode(hex) else { return statement }
+                let signature = Data(try P256Signature.sign(bytes, pemPrivateKey: pem).signature).base64EncodedString()
+                return try await client.call(.post, "/v1/devices/laptop-1/rotate-key", token: caller,
+                                             json: #"{"public_key": "\#(publicKey)", "signature": "\#(signature)"}"#,
+                                             headers: [.idempotencyKey: key])
+            }
+            let first = try await rotate(nextPublic, signer: phonePem, as: token, key: "rot-laptop-1")
+            #expect(first.status == .ok, "\(first.text)")
+            let head = try h.ledger.read { try $0.head().seq }
+            let retry = try await rotate(nextPublic, signer: phonePem, as: token, key: "rot-laptop-1")
+            #expect(retry.status == .ok && retry.headers[.idempotentReplayed] == "true", "\(retry.text)")
+            #expect(try h.ledger.read { try $0.head().seq } == head)
+            // Back to the key it left: refused, whoever signs.
+            let back = try await rotate(laptopPublic, signer: phonePem, as: token, key: "rot-back")
+            #expect(back.status == .badRequest && back.code == "invalid_input", "\(back.text)")
+        }
+    }
 }

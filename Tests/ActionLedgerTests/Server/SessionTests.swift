@@ -198,14 +198,15 @@ import Testing
             let again = try await client.call(.post, "/v1/sessions", json: try await SessionTests.signedChallenge(client, "laptop-1", newPem))
             guard case .string(let fresh)? = again.json["token"] else { Issue.record("no session: \(again.text)"); return }
             #expect(try await client.call(.get, "/v1/today", token: fresh).status == .ok)
-            // Rotated back to the first key (signed by the second): the first session stays ended.
+            // The first key never comes back (key.one_device: a key is in force once), so its
+            // session stays ended; the refusal leaves the second key and its session in force.
             var back = oldKey
             let statement = try h.ledger.rotationStatement(device: "laptop-1", key: back, signedBy: "laptop-1")
             back.trust = .introducedBy(device: "laptop-1", signature: try P256Signature.sign(statement, pemPrivateKey: newPem).signature)
-            try h.ledger.run(.rotateDeviceKey(device: "laptop-1", key: back), now: ServerHarness.systemNow())
-            #expect(try h.ledger.read { try $0.deviceState("laptop-1") }?.key?.fingerprint.hex == oldPrint)
+            #expect(code { try h.ledger.run(.rotateDeviceKey(device: "laptop-1", key: back), now: ServerHarness.systemNow()) } == .invalidInput)
+            #expect(try h.ledger.read { try $0.deviceState("laptop-1") }?.key?.fingerprint.hex != oldPrint)
             #expect(try await client.call(.get, "/v1/today", token: token).status == .unauthorized)
-            #expect(try await client.call(.get, "/v1/today", token: fresh).status == .unauthorized)
+            #expect(try await client.call(.get, "/v1/today", token: fresh).status == .ok)
         }
     }
 
