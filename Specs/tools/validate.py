@@ -8,8 +8,9 @@
    type's schema -- and mutated copies that the engine refuses are refused by the schemas too.
 3. The proposal-input and policy examples validate; mutated copies do not.
 4. Every Specs/scenarios/*.json validates against scenario.schema.json.
+5. Specs/openapi.yaml is well-formed YAML with the OpenAPI document's top-level keys.
 
-Needs the Python package `jsonschema` (4.18 or later). Exit status 0 when all hold.
+Needs the Python packages `jsonschema` (4.18 or later) and `PyYAML`. Exit status 0 when all hold.
 Usage: python3 Specs/tools/validate.py
 """
 import copy
@@ -22,6 +23,10 @@ try:
     from referencing import Registry, Resource
 except ImportError:
     sys.exit("validate.py needs jsonschema >= 4.18: pip install jsonschema")
+try:
+    import yaml
+except ImportError:
+    sys.exit("validate.py needs PyYAML: pip install pyyaml")
 
 SPECS = pathlib.Path(__file__).resolve().parent.parent
 SCHEMAS = SPECS / "schemas"
@@ -194,6 +199,13 @@ signed, signed_types = check_events("signed-events.jsonl")
 check_every_type(unsigned_types, signed_types)
 check_inputs()
 scenarios = check_scenarios()
+try:
+    openapi = yaml.safe_load((SPECS / "openapi.yaml").read_text())
+    missing = {"openapi", "info", "paths", "components"} - set(openapi or {})
+    if missing:
+        failures.append(f"openapi.yaml: no {', '.join(sorted(missing))}")
+except yaml.YAMLError as e:
+    failures.append(f"openapi.yaml is not well-formed YAML: {e}")
 if failures:
     print(f"Specs/tools/validate.py: {len(failures)} problem(s):", file=sys.stderr)
     for f in failures:
