@@ -232,6 +232,7 @@ enum CommandHandler {
             if case .device(let by, _) = trust { signer = try reader.deviceState(by) }
             try RecoveryKeys.check(s, person: person, org: org, current: current, signer: signer, firstLink: nil,
                                    storeId: try reader.storeId())
+            try RecoveryKeys.requireNew(key, person: person, current: current, reader)
             try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil, .recoveryKeySet(s))
 
         case .revokeDevice(let deviceId, let reason, let by, let proof):

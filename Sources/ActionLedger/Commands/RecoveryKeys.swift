@@ -112,6 +112,29 @@ extension LogReader {
     }
 }
 
+extension RecoveryKeys {
+    /// A recovery key is in force once for a person, as a device key is (statements.md
+    /// `recovery.once`): the registration statement binds the key it replaces, so a key she
+    /// returned to would make the registration that replaced it, signed long ago and kept
+    /// in the log, valid again. Her earlier keys are found by the events' type bytes (no
+    /// decode but of her few registrations); a person with no key in force has none.
+    /// - throws: `invalid_input` (`field` `public_key`).
+    static func requireNew(_ key: RecoveryKey, person: String, current: InForce?, _ reader: LogReader) throws {
+        guard current != nil else { return }
+        var earlier = false
+        try reader.forEachView { view, decode in
+            guard view.type == .personRecoveryKeySet else { return true }
+            let e = try decode()
+            if e.person == person, case .recoveryKeySet(let s) = e.payload, s.key.fingerprint == key.fingerprint { earlier = true }
+            return !earlier
+        }
+        if earlier {
+            throw LedgerError(.invalidInput, "that key was \(person)'s recovery key before: a recovery key is in force once",
+                              details: ["field": "public_key"])
+        }
+    }
+}
+
 extension AppendSession {
     /// Keeps `meta`'s key records current (`sign_count/KEY`, `recovery/PERSON`): called for
     /// every appended event.

@@ -156,6 +156,10 @@ extension Ledger {
         try t.ledger.run(.revokeDevice(device: "iphone", reason: "lost"))
         try requireLedgerError(.introductionRequired) { try t.ledger.recover("new-phone", TestDeviceKey(), signer: second) }
         try t.ledger.recover("new-phone", TestDeviceKey(), signer: third)
+        // A key she had before never comes back (recovery.once): the registration that replaced
+        // it would otherwise be valid again, for anyone who kept its signature.
+        let back = try requireLedgerError(.invalidInput) { try t.ledger.setRecovery(first, signer: third, device: nil) }
+        #expect(back.details["field"] == "public_key")
         try TapRefusedTests.verifiesEverywhere(t)
     }
 }
