@@ -89,7 +89,11 @@ extension Ledger {
         defer { withExtendedLifetime(lock) {} }
         _ = try verify()
         let head = try read { try $0.head().seq }
-        guard let reason = migrationNeeded else {
+        // Judged again under the lock: another process may have migrated (or begun to) since
+        // this handle was opened.
+        let registry = registry
+        guard let opened = migrationNeeded,
+              let reason = dbs.isLegacyLayout ? opened : try read({ try Migration.reason($0.dbs, registry, $0.txn) }) else {
             return MigrationReport(reason: nil, events: head, rebuilt: [], seconds: 0)
         }
         // A store of a newer build is never converted down (its records this build does not know
@@ -99,23 +103,30 @@ extension Ledger {
             throw LedgerError(.invalidInput, "\(environment.path) was written by a newer build (\(reason)); this build converts "
                 + "older stores only: use the newer build")
         }
-        let registry = registry
-        let (dbs, mark) = try environment.write { txn -> (LogDatabases, MigrationMark) in
-            try LogDatabases.migrateLegacyLayout(txn)
-            guard let d = try LogDatabases.open(txn) else { throw LedgerError(.storage, "cannot open the log") }
-            // Resumed: what the interrupted run set out to do (its projections are of this
-            // build's version by now, half folded).
-            if let resumed = try MigrationMark.read(d, txn) { return (d, resumed) }
-            try MetaLayout.backfill(d, txn)
-            let stale = try registry.projections.filter { try registry.meta($0.name, in: txn)?.version != $0.version }
-            try ProjectionMaintenance.setUp(registry, txn)
-            let mark = MigrationMark(reason: reason, rebuilt: stale.map(\.name))
-            try mark.write(d, txn)
-            return (d, mark)
-        }
+        let (dbs, mark) = try beginMigration(reason: reason)
         try ProjectionMaintenance(environment: environment, dbs: dbs, registry: registry).catchUp()
         try environment.write { txn in try MigrationMark.clear(dbs, txn) }
         return MigrationReport(reason: mark.reason, events: head, rebuilt: mark.rebuilt,
                                seconds: (ContinuousClock.now - started) / .seconds(1))
+    }
+
+    /// Migrate's conversion, one write transaction: the log's layout and `meta` records,
+    /// every projection of another version emptied, and the ``MigrationMark`` naming them,
+    /// which stays until their folds are done. Run again on a resumed migration (each step
+    /// is a no-op once done), it keeps the interrupted run's reason and projections and adds
+    /// any this build finds stale besides (another build may have begun it).
+    func beginMigration(reason: String) throws -> (LogDatabases, MigrationMark) {
+        let registry = registry
+        return try environment.write { txn in
+            try LogDatabases.migrateLegacyLayout(txn)
+            guard let d = try LogDatabases.open(txn) else { throw LedgerError(.storage, "cannot open the log") }
+            try MetaLayout.backfill(d, txn)
+            let stale = try registry.projections.filter { try registry.meta($0.name, in: txn)?.version != $0.version }.map(\.name)
+            try ProjectionMaintenance.setUp(registry, txn)
+            var mark = try MigrationMark.read(d, txn) ?? MigrationMark(reason: reason, rebuilt: [])
+            mark.rebuilt += stale.filter { !mark.rebuilt.contains($0) }
+            try mark.write(d, txn)
+            return (d, mark)
+        }
     }
 }

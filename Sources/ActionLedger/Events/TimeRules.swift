@@ -9,6 +9,9 @@ public enum TimeRules {
     /// raised to the head's (an NTP step of a few seconds); further behind is refused.
     public static let tolerance: Int64 = 10_000
 
+    /// The first time a clock may read to write after an event dated `head`.
+    public static func writableAt(head: Timestamp) -> Timestamp { head.adding(milliseconds: -tolerance) }
+
     /// The time to record for a command whose clock reads `now`, given the time of the
     /// log's last event.
     /// - throws: `invalid_input` outside 2000…2100; `clock_behind` when `now` trails
@@ -22,7 +25,7 @@ public enum TimeRules {
         guard head.milliseconds - now.milliseconds <= tolerance else {
             // When writes resume, said in the refusal: a log whose last event a clock running
             // ahead dated refuses writes until this clock reaches it (Specs/cli.md, clock).
-            let writable = head.adding(milliseconds: -tolerance)
+            let writable = writableAt(head: head)
             throw LedgerError(.clockBehind, "the clock reads \(now.iso8601), \(head.milliseconds - now.milliseconds) ms "
                 + "before the log's last event (\(head.iso8601)); event times never go backwards: fix the clock — or, if "
                 + "that event was dated by a clock running ahead, writes are taken again from \(writable.iso8601)",

@@ -41,6 +41,8 @@ struct Serve: AsyncParsableCommand {
 
     /// Descriptors kept for the store, its lock and sessions files, logs and the runtime.
     static let reservedDescriptors = 256
+    /// The fewest connections a server is started with.
+    static let fewestConnections = 64
 
     func run() async throws {
         do {
@@ -80,10 +82,15 @@ struct Serve: AsyncParsableCommand {
         configuration.corsOrigins = Set(corsOrigins)
         // Every connection takes a descriptor; a process out of them dies (libdispatch traps),
         // so connections stop well short of the limit, raised first as far as it may go.
-        let allowed = max(1, Self.raiseOpenFileLimit() - Self.reservedDescriptors)
+        let limit = Self.raiseOpenFileLimit(), allowed = limit - Self.reservedDescriptors
+        // Too few to serve: one idle client would hold the only connection (say so, do not start).
+        guard allowed >= Self.fewestConnections else {
+            throw LedgerError(.invalidInput, "this process may open \(limit) files, \(Self.reservedDescriptors) kept for the store "
+                + "and runtime: fewer than \(Self.fewestConnections) connections are left; raise ulimit -n", details: ["field": "max-connections"])
+        }
         if let maxConnections, maxConnections > allowed {
-            throw LedgerError(.invalidInput, "--max-connections \(maxConnections): this process may open \(allowed + Self.reservedDescriptors) "
-                + "files, \(Self.reservedDescriptors) kept for the store and runtime: at most \(allowed) (raise ulimit -n)",
+            throw LedgerError(.invalidInput, "--max-connections \(maxConnections): this process may open \(limit) files, "
+                + "\(Self.reservedDescriptors) kept for the store and runtime: at most \(allowed) (raise ulimit -n)",
                 details: ["field": "max-connections"])
         }
         configuration.maxConnections = maxConnections ?? min(4096, allowed)

@@ -97,7 +97,7 @@ struct Verify: LedgerSubcommand {
         if let ahead {
             Output.stderr("warning: the log's last event is dated \(ahead.at.iso8601), \(ahead.ms) ms ahead of this clock: a "
                 + "clock running ahead dated it, or this one is behind; writes are refused (clock_behind) until this clock "
-                + "reaches \(ahead.at.adding(milliseconds: -TimeRules.tolerance).iso8601) (Specs/cli.md, clock)")
+                + "reaches \(TimeRules.writableAt(head: ahead.at).iso8601) (Specs/cli.md, clock)")
         }
     }
 

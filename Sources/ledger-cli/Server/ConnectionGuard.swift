@@ -1,5 +1,6 @@
 import Hummingbird
 import HummingbirdCore
+import Logging
 import NIOCore
 import NIOHTTPTypes
 import Synchronization
@@ -12,12 +13,36 @@ import Synchronization
 /// The server's total is capped apart (``LedgerServer/Configuration/maxConnections``).
 final class ConnectionCounts: Sendable {
     private let open = Mutex<[ClientAddress: Int]>([:])
+    /// When a refusal was last logged: at most one line a minute says so.
+    private let lastWarned = Mutex<ContinuousClock.Instant?>(nil)
     let perAddress: Int
     let trustedProxies: Set<ClientAddress>
+    let metrics: ServerMetrics
+    let logger: Logger
 
-    init(perAddress: Int, trustedProxies: Set<ClientAddress>) {
+    init(perAddress: Int, trustedProxies: Set<ClientAddress>, metrics: ServerMetrics, logger: Logger) {
         self.perAddress = perAddress
         self.trustedProxies = trustedProxies
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// Counted and, once a minute at most, logged: an operator whose clients come through a
+    /// proxy not named `--trusted-proxy` sees why they are reset.
+    func refused(_ peer: ClientAddress) {
+        metrics.connectionsRefused.increment()
+        let now = ContinuousClock.now
+        let warn = lastWarned.withLock { last in
+            guard last.map({ now - $0 >= .seconds(60) }) ?? true else { return false }
+            last = now
+            return true
+        }
+        if warn {
+            logger.warning("""
+                closed a connection from \(peer.bucket): it holds \(perAddress) already (--max-connections-per-address; \
+                behind a reverse proxy, name it with --trusted-proxy)
+                """)
+        }
     }
 
     /// Counts a new connection from `peer`; false when its address already holds its share
@@ -41,9 +66,6 @@ final class ConnectionCounts: Sendable {
             o[key] = n > 1 ? n - 1 : nil
         }
     }
-
-    /// Connections counted now (all addresses).
-    var total: Int { open.withLock { $0.values.reduce(0, +) } }
 }
 
 /// One per connection, after HTTP decoding: admits it against ``ConnectionCounts`` and
@@ -80,6 +102,7 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
         if counts.admit(peer) {
             counted = peer
         } else {
+            counts.refused(peer)
             context.close(promise: nil)
         }
     }

@@ -94,7 +94,6 @@ public final class LedgerServer: Sendable {
                               ("max-connections-per-address", configuration.maxConnectionsPerAddress)] where value < 1 {
             throw LedgerError(.invalidInput, "--\(name) \(value): expected at least 1", details: ["field": .string(name)])
         }
-        connections = ConnectionCounts(perAddress: configuration.maxConnectionsPerAddress, trustedProxies: Set(proxies))
         sessions = try SessionStore(path: SessionStore.path(beside: storePath), responseRetention: configuration.responseRetention,
                                     now: try configuration.clock())
         authenticator = Authenticator(ledger: ledger, sessions: sessions)
@@ -102,6 +101,8 @@ public final class LedgerServer: Sendable {
         var logger = Logger(label: "ledger.serve")
         logger.logLevel = .info
         self.logger = logger
+        connections = ConnectionCounts(perAddress: configuration.maxConnectionsPerAddress, trustedProxies: Set(proxies),
+                                       metrics: metrics, logger: logger)
     }
 
     static func isLoopback(_ host: String) -> Bool {

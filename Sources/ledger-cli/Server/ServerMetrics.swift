@@ -12,6 +12,9 @@ final class ServerMetrics: Sendable {
     private let factory: PrometheusMetricsFactory
     let commits: Metrics.Counter
     let openStreams: Metrics.Gauge
+    /// Connections closed at once because their address held its share
+    /// (`--max-connections-per-address`): a proxy not named `--trusted-proxy` shows here.
+    let connectionsRefused: Metrics.Counter
 
     init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -22,6 +25,7 @@ final class ServerMetrics: Sendable {
         self.factory = factory
         commits = Metrics.Counter(label: "ledger_commands_committed_total", factory: factory)
         openStreams = Metrics.Gauge(label: "ledger_open_streams", factory: factory)
+        connectionsRefused = Metrics.Counter(label: "ledger_connections_refused_total", factory: factory)
     }
 
     func request(route: String, method: String, status: Int, duration: Duration) {

@@ -42,6 +42,8 @@ import Testing
                 if await c.read(until: "\"ok\"", within: 5).hasPrefix("HTTP/1.1 200") { held.append(c) } else { refused = true }
             }
             #expect(refused && (2...3).contains(held.count), "\(held.count) answered")
+            // Counted where an operator looks (a proxy not named --trusted-proxy shows there).
+            #expect(h.server.metrics.text.contains("ledger_connections_refused_total 1"), "\(h.server.metrics.text)")
             // Once one closes, its place is free again.
             held.removeFirst()
             var answered = false
@@ -54,5 +56,16 @@ import Testing
             #expect(answered)
             withExtendedLifetime(held) {}
         }
+    }
+
+    /// An open-file limit that leaves too few connections is refused at start, not served
+    /// one client at a time.
+    @Test func aServerIsNotStartedWithTooFewDescriptors() throws {
+        let t = try TempLedger()
+        try t.ledger.link("iphone")
+        let path = t.path
+        let out = try Child("/bin/sh", ["-c", "ulimit -n 200 && exec \"$LEDGER\" serve --db \"$DB\" --listen 127.0.0.1:0"],
+                            environment: ["LEDGER": LedgerProcess.binary, "DB": path], label: "serve").finish(within: 60)
+        #expect(out.status == LedgerError.Code.invalidInput.exitStatus && out.stderr.contains("raise ulimit -n"), "\(out.status) \(out.stderr)")
     }
 }

@@ -18,6 +18,8 @@ import Glibc
             let head = try await client.call(.head, "/v1/today", token: h.laptop)
             #expect(head.status == .ok && head.body.readableBytes == 0)
             #expect(head.headers[.contentType] == get.headers[.contentType] && head.headers[.cacheControl] == "no-store")
+            // GET's length, not 0 (the router's own HEAD-from-GET said 0 for every route).
+            #expect(head.headers[.contentLength] == String(get.body.readableBytes), "\(head.headers)")
             // A refusal too: its status and headers, no problem document after them.
             let refused = try await client.call(.head, "/v1/today")
             #expect(refused.status == .unauthorized && refused.body.readableBytes == 0)

@@ -112,7 +112,7 @@ import Testing
         try h.ledger.linkKeyed("phone-2", phoneKey, protection: .userVerification, introducer: ("laptop-1", laptopKey),
                                now: ServerHarness.systemNow())
         let phonePem = phoneKey.pem, laptopPublic = Data(laptopKey.spki).base64EncodedString()
-        let nextPublic = Data(next.spki).base64EncodedString()
+        let nextPublic = Data(next.spki).base64EncodedString(), otherPublic = Data(TestDeviceKey().spki).base64EncodedString()
         try await h.test { client in
             let session = try await client.call(.post, "/v1/sessions", json: try await SessionTests.signedChallenge(client, "phone-2", phonePem))
             guard case .string(let token)? = session.json["token"] else { Issue.record("no session: \(session.text)"); return }
@@ -130,6 +130,10 @@ import Testing
             let head = try h.ledger.read { try $0.head().seq }
             let retry = try await rotate(nextPublic, signer: phonePem, as: token, key: "rot-laptop-1")
             #expect(retry.status == .ok && retry.headers[.idempotentReplayed] == "true", "\(retry.text)")
+            #expect(try h.ledger.read { try $0.head().seq } == head)
+            // The same id for another key is another command: refused, the id is taken.
+            let other = try await rotate(otherPublic, signer: phonePem, as: token, key: "rot-laptop-1")
+            #expect(other.status == .badRequest && other.json["field"] == .string("command_id"), "\(other.text)")
             #expect(try h.ledger.read { try $0.head().seq } == head)
             // Back to the key it left: refused, whoever signs.
             let back = try await rotate(laptopPublic, signer: phonePem, as: token, key: "rot-back")

@@ -37,6 +37,30 @@ import Testing
         }
     }
 
+    /// An unsigned edit sent with the content it saw (If-Match or content_hash) changes that
+    /// content; its retry under the same key is its kept answer, not stale_content.
+    @Test func anEditsRetryWithTheContentItSawIsReplayed() async throws {
+        let h = try ServerHarness()
+        try await h.test { client in
+            // The hash it saw as If-Match (e-1), then in the body (e-2).
+            for (id, inHeader) in [("e-1", true), ("e-2", false)] {
+                let made = try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON(id, stakes: "medium"))
+                guard case .string(let content)? = made.json["action", "content_hash"] else { Issue.record("no hash: \(made.text)"); return }
+                let body = inHeader ? #"{"text": "new text"}"# : #"{"text": "new text", "content_hash": "\#(content)"}"#
+                var headers: HTTPFields = [.idempotencyKey: "edit-\(id)"]
+                if inHeader { headers[.ifMatch] = "\"\(content)\"" }
+                let first = try await client.call(.post, "/v1/actions/\(id)/edit", token: h.phone, json: body, headers: headers)
+                #expect(first.status == .ok, "\(id): \(first.text)")
+                let retry = try await client.call(.post, "/v1/actions/\(id)/edit", token: h.phone, json: body, headers: headers)
+                #expect(retry.status == .ok && retry.headers[.idempotentReplayed] == "true" && retry.text == first.text, "\(id): \(retry.text)")
+                // A new edit from that content, stale now, is still refused as such.
+                headers[.idempotencyKey] = "edit-\(id)-again"
+                let stale = try await client.call(.post, "/v1/actions/\(id)/edit", token: h.phone, json: body, headers: headers)
+                #expect(stale.status == .preconditionFailed && stale.code == "stale_content", "\(id): \(stale.text)")
+            }
+        }
+    }
+
     /// A revocation spends its signed challenge; its replay under the same key is answered
     /// from the kept response before the spent challenge is judged again.
     @Test func aRevocationsReplayGetsItsKeptResponse() async throws {

@@ -135,18 +135,10 @@ import Testing
         defer { withExtendedLifetime(dir) {} }
         let reason: String
         do {
-            // What migrate's first transaction commits, and nothing after it.
+            // Migrate's first transaction, and nothing after it.
             let l = try Ledger(path: path)
             reason = try #require(l.migrationNeeded)
-            let registry = l.registry
-            try l.environment.write { txn in
-                try LogDatabases.migrateLegacyLayout(txn)
-                let d = try #require(try LogDatabases.open(txn))
-                try MetaLayout.backfill(d, txn)
-                let stale = try registry.projections.filter { try registry.meta($0.name, in: txn)?.version != $0.version }
-                try ProjectionMaintenance.setUp(registry, txn)
-                try MigrationMark(reason: reason, rebuilt: stale.map(\.name)).write(d, txn)
-            }
+            _ = try l.beginMigration(reason: reason)
         }
         let file = URL(fileURLWithPath: path)
         let bytes = try Data(contentsOf: file)

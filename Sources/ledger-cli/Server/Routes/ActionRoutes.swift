@@ -53,7 +53,10 @@ extension LedgerServer {
                 case .edit: command = .edit(actionId: id, device: device, text: try f.require("text", f.string))
                 case .hold: command = .hold(actionId: id, device: device, until: try f.require("until", f.time))
                 }
-                if step == .dismiss || step == .edit || step == .hold, let seen, f.raw("proof") == nil {
+                if step == .dismiss || step == .edit || step == .hold, let seen, f.raw("proof") == nil,
+                   try !self.isRegistered(LedgerServer.idempotencyKey(request)) {
+                    // (A retry of a command the engine registered is answered as it was: an
+                    // edit's own retry would otherwise find the content it changed, stale.)
                     try self.requireSeenContent(seen, on: id, from: device)
                 }
                 var proof: ProofInput?
@@ -157,6 +160,12 @@ extension LedgerServer {
     /// decided, is answered `stale_content`; anyone else gets the engine's refusal
     /// (`device_not_owned`, `proof_required`, `already_decided`, `action_expired`), and
     /// never the content's hash.
+    /// Whether the engine registered `commandId` (it answers a retry of that command as a replay).
+    func isRegistered(_ commandId: String?) throws -> Bool {
+        guard let commandId else { return false }
+        return try ledger.read { try $0.command(commandId) } != nil
+    }
+
     func requireSeenContent(_ seen: Digest, on id: String, from device: String) throws {
         let now = try self.now()
         try ledger.read { r in
