@@ -9,6 +9,27 @@ enum DeviceRotation {
     /// - throws: `unknown_device`, `device_revoked`, `invalid_input`, `introduction_required`, `bad_proof`.
     static func check(_ deviceId: String, device: DeviceState?, key: DeviceKey, signer: DeviceState?,
                       storeId: Digest?) throws -> KeyRotation {
+        var introduction: (by: String, signature: [UInt8])?
+        if case .introducedBy(let by, let signature) = key.trust { introduction = (by, signature) }
+        let (device, old) = try checkBeforeSigning(deviceId, device: device, key: key, signerId: introduction?.by, signer: signer)
+        guard let (by, signature) = introduction, let signerKey = signer?.key else {
+            throw LedgerError(.introductionRequired, "a new key for \(deviceId) needs a signature", details: ["person": .string(device.person)])
+        }
+        guard let storeId else { throw LedgerError(.introductionRequired, "an empty store has no devices") }
+        let statement = Statement.rotation(storeId: storeId, org: device.org, person: device.person, device: deviceId,
+                                           platform: device.platform, key: key, previous: old.fingerprint, signedBy: by)
+        guard signerKey.verifies(signature, over: statement) else {
+            throw LedgerError(.badProof, "the rotation signature does not verify with device \(by)'s key in force "
+                + "(\(signerKey.fingerprint.hex.prefix(16))…) over the rotation statement for \(deviceId)",
+                details: ["problem": "signature", "device": .string(by)])
+        }
+        return KeyRotation(device: deviceId, previousFingerprint: old.fingerprint, key: key)
+    }
+
+    /// Every rule of §3.1 but the signature's, for a rotation `signerId` (nil: nobody named)
+    /// would sign: the device as it stands and the key it leaves.
+    static func checkBeforeSigning(_ deviceId: String, device: DeviceState?, key: DeviceKey, signerId: String?,
+                                   signer: DeviceState?) throws -> (DeviceState, DeviceKey) {
         guard let device else {
             throw LedgerError(.unknownDevice, "device \(deviceId) is not linked", details: ["device": .string(deviceId)])
         }
@@ -27,11 +48,11 @@ enum DeviceRotation {
             throw LedgerError(.invalidInput, "a cli device cannot declare user-verification: a key file enforces no biometrics",
                               details: ["field": "key_protection"])
         }
-        guard case .introducedBy(let by, let signature) = key.trust else {
+        guard let by = signerId else {
             throw LedgerError(.introductionRequired, "a new key for \(deviceId) must be signed by a keyed device of "
                 + "\(device.person) (the device itself with its current key, or another)", details: ["person": .string(device.person)])
         }
-        guard let s = signer, s.person == device.person, s.org == device.org, let signerKey = s.key else {
+        guard let s = signer, s.person == device.person, s.org == device.org, s.key != nil else {
             throw LedgerError(.introductionRequired, "device \(by) is not a keyed device of \(device.person): it cannot vouch "
                 + "for \(deviceId)'s new key", details: ["person": .string(device.person), "device": .string(by)])
         }
@@ -39,15 +60,7 @@ enum DeviceRotation {
             throw LedgerError(.introductionRequired, "device \(by) was revoked at \(at.iso8601): it cannot vouch for a key",
                               details: ["person": .string(device.person), "device": .string(by)])
         }
-        guard let storeId else { throw LedgerError(.introductionRequired, "an empty store has no devices") }
-        let statement = Statement.rotation(storeId: storeId, org: device.org, person: device.person, device: deviceId,
-                                           platform: device.platform, key: key, previous: old.fingerprint, signedBy: by)
-        guard signerKey.verifies(signature, over: statement) else {
-            throw LedgerError(.badProof, "the rotation signature does not verify with device \(by)'s key in force "
-                + "(\(signerKey.fingerprint.hex.prefix(16))…) over the rotation statement for \(deviceId)",
-                details: ["problem": "signature", "device": .string(by)])
-        }
-        return KeyRotation(device: deviceId, previousFingerprint: old.fingerprint, key: key)
+        return (device, old)
     }
 
     /// Checks a recorded rotation (`event`) against the devices as they stood before it.
@@ -86,6 +99,21 @@ extension Ledger {
                 throw LedgerError(.invalidInput, "device \(deviceId) has no key to rotate: link a keyed device instead",
                                   details: ["field": "device"])
             }
+            return Statement.rotation(storeId: storeId, org: d.org, person: d.person, device: deviceId, platform: d.platform,
+                                      key: key, previous: old.fingerprint, signedBy: signedBy)
+        }
+    }
+
+    /// The rotation statement as ``rotationStatement(device:key:signedBy:)`` gives it, once
+    /// every rule the engine will judge but the signature holds (§3.1 and `key.one_device`),
+    /// so a device is never asked to sign a rotation bound to be refused (`ledger serve`).
+    /// - throws: the refusal the rotation would get.
+    public func checkedRotationStatement(device deviceId: String, key: DeviceKey, signedBy: String) throws -> [UInt8] {
+        try read { r in
+            let (d, old) = try DeviceRotation.checkBeforeSigning(deviceId, device: try r.deviceState(deviceId), key: key,
+                                                                 signerId: signedBy, signer: try r.deviceState(signedBy))
+            try DeviceLinking.requireUnused(key, for: deviceId, held: try r.keysEverHeld())
+            guard let storeId = try r.storeId() else { throw LedgerError(.introductionRequired, "an empty store has no devices") }
             return Statement.rotation(storeId: storeId, org: d.org, person: d.person, device: deviceId, platform: d.platform,
                                       key: key, previous: old.fingerprint, signedBy: signedBy)
         }

@@ -31,6 +31,9 @@ import Testing
             #expect(lines.contains("previous_key:\(oldPrint)") && lines.contains("key:\(newPrint)"))
             #expect(lines.contains("signed_by:laptop-1") && lines.contains("key_protection:user-verification"))
             #expect(answer.json["previous_key_fingerprint"] == .string(oldPrint))
+            // Every line it holds is in the answer, so the signer rebuilds it before signing.
+            #expect(answer.json["platform"] == .string("web") && answer.json["org"] == .string("quinn-co")
+                    && answer.json["person"] == .string("quinn"))
 
             let head = try h.ledger.read { try $0.head().seq }
             // A signature by a key that is not the laptop's is refused and writes nothing.
@@ -68,7 +71,7 @@ import Testing
     @Test func onlyAKeyedDeviceOfThePersonSignsARotation() async throws {
         let old = TestDeviceKey(), new = TestDeviceKey()
         let h = try ServerHarness(keyedLaptop: old)
-        let newPublic = Data(new.spki).base64EncodedString(), newPem = new.pem
+        let newPublic = Data(new.spki).base64EncodedString(), newPem = new.pem, oldPublic = Data(old.spki).base64EncodedString()
         let request = #"{"public_key": "\#(newPublic)"}"#
         try await h.test { client in
             // Dana's tablet (same org) cannot touch quinn's laptop; another org's or an unknown device is not found.
@@ -78,17 +81,19 @@ import Testing
             #expect(unknown.status == .notFound && unknown.code == "unknown_device", "\(unknown.text)")
             // Operators, specialists and auditors rotate no key here (the CLI is the operator's path).
             #expect(try await client.call(.post, "/v1/devices/laptop-1/rotate-key", token: h.specialist, json: request).status == .forbidden)
-            // Her unkeyed phone cannot vouch for a key: the engine refuses it, nothing written.
+            // Her unkeyed phone cannot vouch for a key: it is not even asked to sign, and a
+            // signature it sends anyway is refused by the engine; nothing written.
             let head = try h.ledger.read { try $0.head().seq }
             let statement = try await client.call(.post, "/v1/devices/laptop-1/rotation-statement", token: h.phone, json: request)
-            guard case .string(let hex)? = statement.json["statement_hex"], let bytes = Hex.decode(hex) else {
-                Issue.record("no statement: \(statement.text)"); return
-            }
-            #expect(String(decoding: bytes, as: UTF8.self).contains("signed_by:phone-1"))
-            let signature = Data(try P256Signature.sign(bytes, pemPrivateKey: newPem).signature).base64EncodedString()
+            #expect(statement.status == .forbidden && statement.code == "introduction_required", "\(statement.text)")
+            let signature = Data(try P256Signature.sign(Array("anything".utf8), pemPrivateKey: newPem).signature).base64EncodedString()
             let byPhone = try await client.call(.post, "/v1/devices/laptop-1/rotate-key", token: h.phone,
                                                 json: #"{"public_key": "\#(newPublic)", "signature": "\#(signature)"}"#)
             #expect(byPhone.status == .forbidden && byPhone.code == "introduction_required", "\(byPhone.text)")
+            // Nor is the laptop asked to sign a rotation to the key in force.
+            let same = try await client.call(.post, "/v1/devices/laptop-1/rotation-statement", token: h.laptop,
+                                             json: #"{"public_key": "\#(oldPublic)"}"#)
+            #expect(same.status == .badRequest && same.code == "invalid_input", "\(same.text)")
             // An unkeyed device has no key to rotate.
             let unkeyed = try await client.call(.post, "/v1/devices/phone-1/rotation-statement", token: h.laptop, json: request)
             #expect(unkeyed.status == .badRequest && unkeyed.code == "invalid_input", "\(unkeyed.text)")
@@ -116,19 +121,25 @@ import Testing
         try await h.test { client in
             let session = try await client.call(.post, "/v1/sessions", json: try await SessionTests.signedChallenge(client, "phone-2", phonePem))
             guard case .string(let token)? = session.json["token"] else { Issue.record("no session: \(session.text)"); return }
-            func rotate(_ publicKey: String, signer pem: String, as caller: String, key: String) async throws -> TestResponse {
-                let statement = try await client.call(.post, "/v1/devices/laptop-1/rotation-statement", token: caller,
-                                                      json: #"{"public_key": "\#(publicKey)"}"#)
-                guard case .string(let hex)? = statement.json["statement_hex"], let bytes = Hex.decode(hex) else { return statement }
+            func post(_ publicKey: String, _ bytes: [UInt8], signer pem: String, as caller: String, key: String) async throws -> TestResponse {
                 let signature = Data(try P256Signature.sign(bytes, pemPrivateKey: pem).signature).base64EncodedString()
                 return try await client.call(.post, "/v1/devices/laptop-1/rotate-key", token: caller,
                                              json: #"{"public_key": "\#(publicKey)", "signature": "\#(signature)"}"#,
                                              headers: [.idempotencyKey: key])
             }
+            var signed: [UInt8] = []
+            func rotate(_ publicKey: String, signer pem: String, as caller: String, key: String) async throws -> TestResponse {
+                let statement = try await client.call(.post, "/v1/devices/laptop-1/rotation-statement", token: caller,
+                                                      json: #"{"public_key": "\#(publicKey)"}"#)
+                guard case .string(let hex)? = statement.json["statement_hex"], let bytes = Hex.decode(hex) else { return statement }
+                signed = bytes
+                return try await post(publicKey, bytes, signer: pem, as: caller, key: key)
+            }
             let first = try await rotate(nextPublic, signer: phonePem, as: token, key: "rot-laptop-1")
             #expect(first.status == .ok, "\(first.text)")
             let head = try h.ledger.read { try $0.head().seq }
-            let retry = try await rotate(nextPublic, signer: phonePem, as: token, key: "rot-laptop-1")
+            // The retry signs the same statement again: ECDSA gives other signature bytes.
+            let retry = try await post(nextPublic, signed, signer: phonePem, as: token, key: "rot-laptop-1")
             #expect(retry.status == .ok && retry.headers[.idempotentReplayed] == "true", "\(retry.text)")
             #expect(try h.ledger.read { try $0.head().seq } == head)
             // The same id for another key is another command: refused, the id is taken.

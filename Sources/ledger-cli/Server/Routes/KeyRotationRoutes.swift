@@ -6,8 +6,8 @@ import Hummingbird
 /// does for the operator: the caller's device — the device itself with the key it is
 /// leaving, or another keyed device of the same person — signs the rotation statement, and
 /// the engine checks that signature before it records `device.key_rotated`. The server only
-/// relays: the statement route tells the signer what to sign, and the rotation route hands
-/// the signature to the engine. Sessions made under the old key end with the rotation.
+/// relays: the statement route tells the signer what to sign (once every rule but the
+/// signature holds), and the rotation route hands the signature to the engine. Sessions made under the old key end with the rotation.
 extension LedgerServer {
     /// What a rotation request names: the device, its new key (trust not yet set) and the
     /// caller's device that signs for it.
@@ -25,9 +25,14 @@ extension LedgerServer {
             let who = try context.require(.device)
             let f = try Fields(try await LedgerServer.body(request, context), allowed: ["public_key", "key_protection"])
             let r = try self.rotationRequest(who, target: try context.pathId("id"), f)
-            let statement = try self.ledger.rotationStatement(device: r.device, key: r.key, signedBy: r.signer)
+            // Checked as the engine will judge it, but for the signature: a phone is never asked
+            // to sign a rotation bound to be refused.
+            let statement = try self.ledger.checkedRotationStatement(device: r.device, key: r.key, signedBy: r.signer)
             let previous = r.state.key
+            // Every line the statement holds, so the signer can rebuild it before signing.
             return LedgerServer.json(["device": .string(r.device), "signed_by": .string(r.signer),
+                                      "org": .string(r.state.org), "person": .string(r.state.person),
+                                      "platform": .string(r.state.platform.rawValue),
                                       "key_fingerprint": .string(r.key.fingerprint.hex),
                                       "key_protection": .string(r.key.protection.rawValue),
                                       "previous_key_fingerprint": previous.map { .string($0.fingerprint.hex) } ?? .null,
