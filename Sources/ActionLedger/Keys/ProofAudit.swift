@@ -92,11 +92,19 @@ public struct ProofReport: Sendable {
     public var byLevel: [ProofLevel: Int] = [:]
     /// Auto-ships: decided by the policy, no device, no proof.
     public var autoShipped = 0
+    /// This page's rows of the decisions an unproven step made, oldest first.
     public var unproven: [Unproven] = []
-    /// Approvals that claim user verification their proof does not prove (a signature by a key
-    /// not declared `user-verification`): signed, so not in ``unproven``, but the Face ID the
-    /// policy's `user_verification.required` counted rests on the client's word.
+    /// This page's approvals that claim user verification their proof does not prove (a
+    /// signature by a key not declared `user-verification`): signed, so not in ``unproven``,
+    /// but the Face ID the policy's `user_verification.required` counted rests on the client's word.
     public var userVerificationUnproven: [Unproven] = []
+    /// How many rows ``unproven`` and ``userVerificationUnproven`` hold over the whole window
+    /// (every page): the counts above are the window's too, whatever the page.
+    public var unprovenTotal = 0
+    public var userVerificationUnprovenTotal = 0
+    /// Pass as the page token for the rows after this page's (both lists, in log order);
+    /// nil on the last page.
+    public var nextPageToken: String?
 
     public var json: JSON {
         // All of time has no printable ends: null, whether given as `.all` or as the engine's
@@ -107,8 +115,27 @@ public struct ProofReport: Sendable {
          "by_level": .object(JSONObject(ProofLevel.allCases.map { ($0.rawValue, .number(Double(byLevel[$0] ?? 0))) })),
          "auto_shipped": .number(Double(autoShipped)),
          "unproven": .array(unproven.map(\.json)),
-         "user_verification_unproven": .array(userVerificationUnproven.map(\.json))]
+         "user_verification_unproven": .array(userVerificationUnproven.map(\.json)),
+         "unproven_total": .number(Double(unprovenTotal)),
+         "user_verification_unproven_total": .number(Double(userVerificationUnprovenTotal)),
+         "next_page_token": nextPageToken.map(JSON.string) ?? .null]
     }
+
+    /// What the report makes of `e`: nil when it is no decision; else the level it counts
+    /// under and the list that names it (none when its proof holds).
+    static func classify(_ e: Event) -> (level: ProofLevel?, row: Row?)? {
+        switch e.payload {
+        case .autoShipped: return (nil, nil)
+        case .approved, .dismissed:
+            let level = e.payload.proofLevel ?? .none
+            if level == .none || level == .asserted { return (level, .unproven) }
+            if case .approved(let a) = e.payload, a.userVerified, level != .signedUV { return (level, .userVerificationUnproven) }
+            return (level, nil)
+        default: return nil
+        }
+    }
+
+    enum Row { case unproven, userVerificationUnproven }
 }
 
 extension Ledger {
@@ -123,30 +150,47 @@ extension Ledger {
     }
 
     /// Scans the log (one snapshot) for the decisions recorded in `window`; only those of
-    /// actions of `org` when given (an auditor's over HTTP).
-    public func proofReport(in window: TimeWindow, org: String? = nil) throws -> ProofReport {
-        try read { r in
+    /// actions of `org` when given (an auditor's over HTTP). The counts are the window's; the
+    /// two lists of unproven decisions are paged together, `limit` rows at a time in log
+    /// order, after the row `pageToken` names (a decision listed by the same query).
+    public func proofReport(in window: TimeWindow, org: String? = nil, limit: Int = 100,
+                            pageToken: String? = nil) throws -> ProofReport {
+        guard (1...100_000).contains(limit) else {
+            throw LedgerError(.invalidInput, "limit must be 1…100000, got \(limit)", details: ["field": "limit"])
+        }
+        return try query { snapshot in
+            let r = LogReader(txn: snapshot.txn, dbs: snapshot.dbs)
+            let query = "proofs/" + (org ?? "")
+            // A token must name a listed decision of this org's, as every listing's must.
+            let listed = { (seq: UInt64) throws -> Bool in
+                guard let e = try r.event(seq)?.event, org == nil || e.org == org else { return false }
+                return ProofReport.classify(e)?.row != nil
+            }
+            let rows = try snapshot.seqs(of: window, after: pageToken, query: query, row: listed)
             var report = ProofReport(window: window)
+            var last: Event?
             // Times never go back along the log: the window starts at a seq (no scan before it).
             try r.forEach(from: try r.firstSeq(atOrAfter: max(window.from, TimeRules.earliest))) { stored in
                 let e = stored.event
                 // Engine times never go back along the log: past the window, nothing more is in it.
                 if e.at >= window.to { return false }
-                guard window.contains(e.at), org == nil || e.org == org else { return true }
-                switch e.payload {
-                case .autoShipped: report.autoShipped += 1
-                case .approved, .dismissed:
-                    let level = e.payload.proofLevel ?? .none
-                    report.byLevel[level, default: 0] += 1
-                    let row = ProofReport.Unproven(seq: e.seq, at: e.at, type: e.type, actionId: e.actionId ?? "",
-                                                   person: e.person, device: e.device, level: level)
-                    if level == .none || level == .asserted {
-                        report.unproven.append(row)
-                    } else if case .approved(let a) = e.payload, a.userVerified, level != .signedUV {
-                        report.userVerificationUnproven.append(row)
+                guard window.contains(e.at), org == nil || e.org == org, let (level, kind) = ProofReport.classify(e) else { return true }
+                guard let level else { report.autoShipped += 1; return true }
+                report.byLevel[level, default: 0] += 1
+                guard let kind else { return true }
+                if kind == .unproven { report.unprovenTotal += 1 } else { report.userVerificationUnprovenTotal += 1 }
+                guard rows.contains(e.seq) else { return true }
+                if report.unproven.count + report.userVerificationUnproven.count == limit {
+                    // A full page gets a token only once another row follows it.
+                    if report.nextPageToken == nil, let last {
+                        report.nextPageToken = snapshot.rowToken(at: last.at, seq: last.seq, query: query)
                     }
-                default: break
+                    return true
                 }
+                let row = ProofReport.Unproven(seq: e.seq, at: e.at, type: e.type, actionId: e.actionId ?? "",
+                                               person: e.person, device: e.device, level: level)
+                if kind == .unproven { report.unproven.append(row) } else { report.userVerificationUnproven.append(row) }
+                last = e
                 return true
             }
             return report

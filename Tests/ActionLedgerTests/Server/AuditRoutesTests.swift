@@ -132,6 +132,12 @@ import Testing
             #expect(proofs.status == .ok, "\(proofs.text)")
             let cli = try h.ledger.proofReport(in: .all, org: "quinn-co").json
             #expect(proofs.json == cli && proofs.json["by_level"]?["asserted"] == 1, "\(proofs.text) against \(cli.serialized())")
+            // Paged as the CLI pages it: limit and page_token reach the engine.
+            let one = try await client.call(.get, "/v1/audit/proofs?limit=1", token: h.auditor)
+            #expect(one.json == (try h.ledger.proofReport(in: .all, org: "quinn-co", limit: 1).json), "\(one.text)")
+            #expect(try await client.call(.get, "/v1/audit/proofs?limit=0", token: h.auditor).status == .badRequest)
+            #expect(try await client.call(.get, "/v1/audit/proofs?page_token=\(String(repeating: "0", count: 48))",
+                                          token: h.auditor).status == .badRequest)
             let action = try await client.call(.get, "/v1/actions/p-a", token: h.auditor)
             guard case .array(let rows)? = action.json["proofs"] else { Issue.record("no proofs: \(action.text)"); return }
             #expect(rows.count == 1 && rows.first?["type"] == "action.approved" && rows.first?["proof_level"] == "asserted", "\(action.text)")

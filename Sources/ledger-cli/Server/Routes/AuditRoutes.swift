@@ -54,10 +54,13 @@ extension LedgerServer {
         }
         router.getAndHead("/v1/audit/proofs") { request, context in
             let who = try context.require(.auditor)
-            let window = try self.window(Query(request: request), defaultSince: nil)
+            let q = Query(request: request)
+            let window = try self.window(q, defaultSince: nil)
+            let limit = try q.int("limit", default: 100, in: 1...10_000)
+            let pageToken = q.string("page_token")
             let ledger = self.ledger
             // A scan of the log in the window, as `ledger audit proofs`: on a Dispatch thread.
-            let report = try await Blocking.run { try ledger.proofReport(in: window, org: who.org) }
+            let report = try await Blocking.run { try ledger.proofReport(in: window, org: who.org, limit: limit, pageToken: pageToken) }
             return LedgerServer.json(report.json)
         }
         router.getAndHead("/v1/audit/activity") { request, context in
