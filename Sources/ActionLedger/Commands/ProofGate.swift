@@ -40,7 +40,7 @@ enum ProofGate {
             throw LedgerError(.proofRequired, "device \(device.device) is keyed: its taps must be signed (--key or --proof)",
                               details: ["device": .string(device.device)])
         }
-        let age = now.milliseconds - proof.claimedAt.milliseconds
+        let age = now.milliseconds(since: proof.claimedAt)
         if age > maxAge {
             throw bad("claimed time \(proof.claimedAt.iso8601) is more than 24 h before the engine's \(now.iso8601)",
                       problem: "claimed_at", device.device)

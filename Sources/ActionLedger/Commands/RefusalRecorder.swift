@@ -19,7 +19,7 @@ enum RefusalRecorder {
               let deviceId = CommandStatement.deviceId(request.command), let s = try reader.actionState(id),
               let device = try reader.deviceState(deviceId), let key = device.key,
               device.person == s.person, device.org == s.org, let storeId = try reader.storeId() else { return nil }
-        let age = now.milliseconds - proof.claimedAt.milliseconds
+        let age = now.milliseconds(since: proof.claimedAt)
         guard age <= ProofGate.maxAge, -age <= ProofGate.maxAhead,
               let t = CommandStatement.statement(request.command, commandId: request.commandId, claimedAt: proof.claimedAt,
                                                  content: proof.contentHash, action: s, storeId: storeId) else { return nil }

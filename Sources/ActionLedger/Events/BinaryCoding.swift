@@ -96,6 +96,14 @@ struct BinaryReader {
         }
     }
 
+    /// A varint that counts something (taps, edits): at most 2⁵³, so that converting it and
+    /// counting on from it never trap, whatever a damaged record holds.
+    mutating func count() throws -> Int {
+        let n = try varint()
+        guard n <= 1 << 53 else { throw fail("count out of range") }
+        return Int(n)
+    }
+
     mutating func bool() throws -> Bool {
         switch try u8() {
         case 0: return false

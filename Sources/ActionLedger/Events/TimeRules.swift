@@ -22,15 +22,15 @@ public enum TimeRules {
                               details: ["now": .string(now.iso8601)])
         }
         guard let head, now < head else { return now }
-        guard head.milliseconds - now.milliseconds <= tolerance else {
+        guard head.milliseconds(since: now) <= tolerance else {
             // When writes resume, said in the refusal: a log whose last event a clock running
             // ahead dated refuses writes until this clock reaches it (Specs/cli.md, clock).
             let writable = writableAt(head: head)
-            throw LedgerError(.clockBehind, "the clock reads \(now.iso8601), \(head.milliseconds - now.milliseconds) ms "
+            throw LedgerError(.clockBehind, "the clock reads \(now.iso8601), \(head.milliseconds(since: now)) ms "
                 + "before the log's last event (\(head.iso8601)); event times never go backwards: fix the clock — or, if "
                 + "that event was dated by a clock running ahead, writes are taken again from \(writable.iso8601)",
                 details: ["now": .string(now.iso8601), "head_at": .string(head.iso8601), "writable_at": .string(writable.iso8601),
-                          "wait_ms": .number(Double(writable.milliseconds - now.milliseconds))])
+                          "wait_ms": .number(Double(writable.milliseconds(since: now)))])
         }
         return head
     }

@@ -15,7 +15,19 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// The UTC day number (days since the epoch): the unit of the auto-ship daily cap.
     public var utcDay: Int64 { milliseconds >= 0 ? milliseconds / Timestamp.day : (milliseconds + 1) / Timestamp.day - 1 }
 
-    public func adding(milliseconds delta: Int64) -> Timestamp { Timestamp(milliseconds: milliseconds + delta) }
+    /// Saturating at Int64's ends: a time read from a damaged store can lie anywhere in Int64,
+    /// and arithmetic on it must never trap (one such record would take `ledger serve` down).
+    public func adding(milliseconds delta: Int64) -> Timestamp {
+        let (sum, overflow) = milliseconds.addingReportingOverflow(delta)
+        return Timestamp(milliseconds: overflow ? (delta < 0 ? .min : .max) : sum)
+    }
+
+    /// `self − other` in milliseconds, saturating for the same reason, within ±Int64.max so
+    /// that the result can be negated too.
+    public func milliseconds(since other: Timestamp) -> Int64 {
+        let (difference, overflow) = milliseconds.subtractingReportingOverflow(other.milliseconds)
+        return overflow ? (other.milliseconds < 0 ? .max : -.max) : max(difference, -.max)
+    }
 
     /// `2026-11-22T09:15:00.000Z`: always UTC, always milliseconds.
     public var iso8601: String {

@@ -43,7 +43,7 @@ enum RecordedProof {
         if case .approved(let a) = event.payload, proof.level == .signedUV, !a.userVerified {
             throw bad("a signed_uv approval must record user_verified", "level")
         }
-        let age = event.at.milliseconds - proof.claimedAt.milliseconds
+        let age = event.at.milliseconds(since: proof.claimedAt)
         guard age <= ProofGate.maxAge, -age <= ProofGate.maxAhead else {
             throw bad("claimed time \(proof.claimedAt.iso8601) lies outside the window of the engine's \(event.at.iso8601)", "claimed_at")
         }

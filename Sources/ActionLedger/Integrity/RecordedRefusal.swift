@@ -24,7 +24,7 @@ enum RecordedRefusal {
         if t.proof.webauthn == nil, t.proof.level != (key.protection == .userVerification ? .signedUV : .signed) {
             throw RecordedProof.bad("proof level \(t.proof.level.rawValue) for a key declared \(key.protection.rawValue)", "level")
         }
-        let age = event.at.milliseconds - t.proof.claimedAt.milliseconds
+        let age = event.at.milliseconds(since: t.proof.claimedAt)
         guard age <= ProofGate.maxAge, -age <= ProofGate.maxAhead else {
             throw RecordedProof.bad("claimed time \(t.proof.claimedAt.iso8601) lies outside the window of \(event.at.iso8601)", "claimed_at")
         }

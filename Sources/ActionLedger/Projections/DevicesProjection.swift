@@ -148,7 +148,7 @@ public struct DeviceRecord: Sendable, Equatable {
         revokedAt = try r.optional { try $0.timestamp() }
         revokeReason = try r.optional { try $0.string() }
         lastSeen = try r.optional { try $0.timestamp() }
-        taps = Int(try r.varint())
+        taps = try r.count()
     }
 
     public var json: JSON {

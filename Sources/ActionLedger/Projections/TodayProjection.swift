@@ -83,7 +83,7 @@ public struct TodayProjection: Projection {
                 }
             }
             heldUntil = try r.optional { try $0.timestamp() }
-            edits = Int(try r.varint())
+            edits = try r.count()
         }
 
         var feedKey: [UInt8] {

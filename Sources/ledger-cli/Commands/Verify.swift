@@ -109,7 +109,7 @@ struct Verify: LedgerSubcommand {
         let testClock = try ledger.creation()?.testClock ?? false
         guard let now = try? Clock.now(testClock: testClock, path: path),
               let at = try ledger.read({ r in try r.event(try r.head().seq)?.event.at }) else { return nil }
-        let ms = at.milliseconds - now.milliseconds
+        let ms = at.milliseconds(since: now)
         return ms > TimeRules.tolerance ? (at, ms) : nil
     }
 

@@ -52,11 +52,12 @@ extension SessionStore {
             guard let db = try txn.openDatabase(Self.responses, create: false),
                   let bytes = try txn.get(db, key: Array(commandId.utf8)) else { return nil }
             let o = try JSONParser.parse(bytes)
-            guard case .number(let status)? = o["status"], let body = o["body"],
-                  let at = Self.storedAt(o), now.milliseconds - at.milliseconds <= responseRetention else { return nil }
+            guard case .number(let number)? = o["status"], let status = Int(exactly: number), (100...599).contains(status),
+                  let body = o["body"],
+                  let at = Self.storedAt(o), now.milliseconds(since: at) <= responseRetention else { return nil }
             var etag: String?
             if case .string(let e)? = o["etag"] { etag = e }
-            return StoredResponse(status: Int(status), etag: etag, body: body)
+            return StoredResponse(status: status, etag: etag, body: body)
         }
     }
 
@@ -118,7 +119,8 @@ extension SessionStore {
 
     private static func storedAt(_ record: JSON) -> Timestamp? {
         guard case .number(let ms)? = record["stored_at"] else { return nil }
-        return Timestamp(milliseconds: Int64(ms))
+        // Read from the store: a damaged record's number must not trap the conversion.
+        return Int64(exactly: ms).map(Timestamp.init(milliseconds:))
     }
 
     private static func timeKey(_ at: Timestamp, _ commandId: some Collection<UInt8>) -> [UInt8] {

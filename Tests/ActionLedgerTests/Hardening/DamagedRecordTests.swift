@@ -64,4 +64,53 @@ import Testing
         #expect(Timestamp(milliseconds: .min).iso8601.hasSuffix("Z"))
         #expect(Timestamp(milliseconds: .max).iso8601.hasSuffix("Z"))
     }
+
+    /// A count (a device's taps, a card's edits) whose varint holds 2⁶⁴−1: converting it to
+    /// Int had trapped every `GET /v1/devices` and `GET /v1/today` (the server died).
+    @Test func aHugeCountInAProjectionRecordIsCorruptNotATrap() throws {
+        let huge: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]
+        let device = DeviceRecord(device: "iphone", person: "quinn", org: "quinn-co", label: "iPhone", platform: .ios, linkedAt: t0)
+        let item = TodayProjection.Item(person: "quinn", org: "quinn-co", proposedAt: t0, seq: 2, stakes: .medium)
+        for encoded in [device.encoded, item.encoded] {
+            // Both end with their count: one byte, 0, replaced by the ten of 2⁶⁴−1 (and 2⁵³ + 1).
+            #expect(encoded.last == 0)
+            for count in [huge, [0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10]] {
+                let damaged = encoded.dropLast() + count
+                let error = damaged.withUnsafeBytes { b in
+                    Result { encoded == device.encoded ? try DeviceRecord(decoding: b) as Any : try TodayProjection.Item(decoding: b) as Any }
+                }
+                guard case .failure(let e as LedgerError) = error else { Issue.record("decoded: \(error)"); continue }
+                #expect(e.code == .corruptEvent)
+            }
+            // 2⁵³ itself still decodes (a count that big is absurd, but converting it is safe).
+            let edge = encoded.dropLast() + [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10]
+            #expect(throws: Never.self) {
+                try edge.withUnsafeBytes { b in _ = encoded == device.encoded ? try DeviceRecord(decoding: b) as Any : try TodayProjection.Item(decoding: b) as Any }
+            }
+        }
+    }
+
+    /// A signed step whose recorded claimed time is Int64.min (edited store bytes; no hash
+    /// needs fixing for replay to read it): the replay's age check had trapped on the
+    /// subtraction, and `GET /v1/audit/replay` took the server down. It is a finding now.
+    @Test func aDamagedClaimedTimeIsAFindingNotATrap() throws {
+        let t = try keyedStore(), l = t.ledger!
+        let key = TestDeviceKey()
+        try l.linkKeyed("iphone", key)
+        let seq = try l.signed(.tap(.review, actionId: "a1", device: "iphone"), key).events[0].seq
+        let fingerprint = try key.key().fingerprint.bytes
+        try l.environment.write { txn in
+            var value = try #require(try txn.get(l.dbs.events, key: Keys.u64(seq)))
+            let at = try #require(value.indices.first { value[$0...].starts(with: fingerprint) })
+            // The proof: claimed_at (8) ‖ content hash (32) ‖ key fingerprint.
+            for i in 0..<8 { value[at - 40 + i] = i == 0 ? 0x80 : 0 }
+            try txn.put(l.dbs.events, key: Keys.u64(seq), value: value)
+        }
+        let report = try l.replayDecisions()
+        #expect(report.mismatch?.seq == seq, "\(String(describing: report.mismatch))")
+        // Time arithmetic saturates instead of trapping, and the result can be negated.
+        let min = Timestamp(milliseconds: .min), max = Timestamp(milliseconds: .max)
+        #expect(t0.milliseconds(since: min) == .max && min.milliseconds(since: t0) == -.max && min.milliseconds(since: Timestamp(milliseconds: 0)) == -.max)
+        #expect(min.adding(milliseconds: -1) == min && max.adding(milliseconds: 1) == max)
+    }
 }
