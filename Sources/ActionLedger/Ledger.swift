@@ -17,8 +17,16 @@ public final class Ledger: Sendable {
         public var environment = Environment.Options()
         /// The projections kept inline; ``ProjectionRegistry/standard`` by default.
         public var projections: ProjectionRegistry = .standard
+        /// Refuse a file that holds no event log instead of setting one up in it: every
+        /// opener but `ledger init`, `demo` and `import` (another LMDB file, such as the
+        /// server's sessions store beside the store, would otherwise become a log without
+        /// its `store.created`).
+        public var requireLog = false
 
-        public init(readOnly: Bool = false) { self.readOnly = readOnly }
+        public init(readOnly: Bool = false, requireLog: Bool = false) {
+            self.readOnly = readOnly
+            self.requireLog = requireLog
+        }
     }
 
     /// The LMDB environment.
@@ -64,7 +72,7 @@ public final class Ledger: Sendable {
             let reason = try Migration.reason(d, registry, txn)
             return (d, reason, try reason == nil && ProjectionMaintenance.needsSetUp(registry, txn))
         }
-        if options.readOnly || reason != nil {
+        if options.readOnly || reason != nil || (options.requireLog && existing == nil) {
             guard let existing else {
                 throw LedgerError(.invalidInput, "\(path) is not an ActionLedger store (it has no event log)")
             }

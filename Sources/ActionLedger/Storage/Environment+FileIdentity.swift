@@ -8,9 +8,11 @@ import Foundation
 /// path still names the file it mapped (one `stat`, next to a commit's fsync); and a
 /// replacement renames while holding that lock (``replaceFile(with:ifUnchanged:)``), so
 /// no commit into the old file can be under way or follow it.
-struct FileIdentity: Equatable {
+struct FileIdentity: Hashable {
     let device: UInt64
     let inode: UInt64
+
+    init(device: UInt64, inode: UInt64) { (self.device, self.inode) = (device, inode) }
 
     /// The identity of the file open as `fd`.
     init?(fd: Int32) {
@@ -38,9 +40,15 @@ extension Environment {
     /// Refuses a write into a file that is no longer the one at ``path``.
     /// - throws: `storage`, naming the path, when it was replaced or removed since the open.
     func requireFileInPlace() throws {
-        if let opened = openedFile, FileIdentity(path: path) != opened {
-            throw LedgerError(.storage, "\(path) was replaced or removed since this process opened it; nothing was written: "
-                + "open it again")
+        if let opened = openedFile {
+            var info = stat()
+            guard stat(path, &info) == 0, FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) == opened else {
+                throw LedgerError(.storage, "\(path) was replaced or removed since this process opened it; nothing was written: "
+                    + "open it again")
+            }
+            // A hard link made since the open: a process opening that name takes another lock
+            // file (Environment+Paths.swift), so no write goes on until the name is gone.
+            guard info.st_nlink <= 1 else { throw Environment.manyNames(path, Int(info.st_nlink)) }
         }
         // The lock file too: deleted or replaced, a process opening the store later takes a new
         // writer mutex, and two writers would commit at once, each overwriting the other.

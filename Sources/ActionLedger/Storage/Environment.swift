@@ -57,6 +57,8 @@ public final class Environment: @unchecked Sendable {
     /// opens the store after it was deleted makes a new one, whose writers this one no
     /// longer excludes (Environment+FileIdentity.swift).
     let openedLock: FileIdentity?
+    /// The lock file this handle holds open, registered in ``LockFiles`` until it closes.
+    private let registeredLock: FileIdentity?
 
     /// Opens (creating if needed, unless read-only) the environment at `path`.
     ///
@@ -74,7 +76,10 @@ public final class Environment: @unchecked Sendable {
         self.path = path
         isReadOnly = options.readOnly
         openedFile = options.readOnly ? nil : FileIdentity.of(env)
-        openedLock = options.readOnly ? nil : FileIdentity(path: path + "-lock")
+        let lock = FileIdentity(path: path + "-lock")
+        openedLock = options.readOnly ? nil : lock
+        registeredLock = options.readOnly && options.withoutLockFile ? nil : lock
+        if let registeredLock { LockFiles.opened(registeredLock) }
         try openExistingDatabases()
     }
 
@@ -100,6 +105,7 @@ public final class Environment: @unchecked Sendable {
     }
 
     private static func openHandle(_ path: String, _ options: Options, noLock: Bool) throws -> OpaquePointer {
+        try preparePaths(path, options, noLock: noLock)
         var handle: OpaquePointer?
         try check(mdb_env_create(&handle), "mdb_env_create")
         guard let handle else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create") }
@@ -117,6 +123,7 @@ public final class Environment: @unchecked Sendable {
             // Owner-only (the data file and its -lock): the store is every org's whole audit
             // record, and the server's org and role scoping means nothing to a reader of the file.
             try check(mdb_env_open(handle, path, flags, 0o600), "mdb_env_open(\(path))")
+            try requireOneName(handle, path)
             try requireWholeFile(handle, path)
             var dead: Int32 = 0
             if !noLock { _ = mdb_reader_check(handle, &dead) }
@@ -144,7 +151,10 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
-    deinit { mdb_env_close(env) }
+    deinit {
+        mdb_env_close(env)
+        if let registeredLock { LockFiles.closed(registeredLock) }
+    }
 
     /// Runs `body` in a read-only snapshot transaction.
     ///

@@ -24,10 +24,26 @@ enum AbandonedScratch {
         }
         for pid in pids {
             let store = dir + "/" + prefix + String(pid)
-            guard !lockHeld(store + "-lock") else { continue }
-            try? FileManager.default.removeItem(atPath: store)
-            try? FileManager.default.removeItem(atPath: store + "-lock")
+            guard !lockHeld(store + "-lock"), isScratch(store) else { continue }
+            // unlink(2), never a recursive removal: only the two files a run made.
+            unlink(store)
+            if isPlainFile(store + "-lock") { unlink(store + "-lock") }
         }
+    }
+
+    /// Whether `path` can be a scratch store a run left: a plain file (not a directory or a
+    /// link) that LMDB wrote, or an empty one (a run killed before LMDB wrote its first
+    /// page). A file of the user's that merely bears the name is kept.
+    static func isScratch(_ path: String) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return false }
+        guard info.st_mode & S_IFMT == S_IFREG else { return false }
+        return info.st_size == 0 || (info.st_size >= 4096 && GlobalOptions.hasLMDBMagic(path))
+    }
+
+    static func isPlainFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
     }
 
     /// Whether some process holds an `fcntl` lock on the first byte of `lockFile` (an open

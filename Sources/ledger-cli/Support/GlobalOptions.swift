@@ -30,7 +30,7 @@ struct GlobalOptions: ParsableArguments {
             throw LedgerError(.readOnly, "this command writes; it cannot run with --read-only")
         }
         if !create { try requireStore() }
-        return try Ledger(path: path, options: Ledger.Options(readOnly: readOnly || !write))
+        return try Ledger(path: path, options: Ledger.Options(readOnly: readOnly || !write, requireLog: !create))
     }
 
     /// Refuses a path that holds no store: a missing path, a directory, an empty file
@@ -43,6 +43,26 @@ struct GlobalOptions: ParsableArguments {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         guard exists, !directory.boolValue, size >= 4096 else {
             throw LedgerError(.invalidInput, "no ledger at \(path) (set --db or LEDGER_DB; `ledger init` creates one)")
+        }
+        // An LMDB file's first page is a meta page carrying LMDB's magic: anything else (an
+        // export, a key file, a log of the shell's) is no store, not a damaged one, and LMDB
+        // must not leave a `-lock` file beside it.
+        guard Self.hasLMDBMagic(path) else {
+            throw LedgerError(.invalidInput, "no ledger at \(path): it is not an LMDB file (set --db or LEDGER_DB; `ledger init` creates one)")
+        }
+    }
+
+    /// Whether either meta page (pages 0 and 1, 4096-byte pages) carries LMDB's magic,
+    /// 0xBEEFC0DE after the 16-byte page header in the writer's byte order: a store with one
+    /// damaged meta page is still a store, for `verify` to call damaged.
+    static func hasLMDBMagic(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return true }  // LMDB's open says why
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 4096 + 20), head.count >= 20 else { return false }
+        return [16, 4096 + 16].contains { at in
+            guard head.count >= at + 4 else { return false }
+            let magic = head[at..<at + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            return magic == 0xDEC0_EFBE || magic == 0xBEEF_C0DE
         }
     }
 

@@ -47,9 +47,21 @@ import Testing
         // No such process here, but its LMDB lock is held (as a run in another PID namespace
         // sharing the directory would hold it): this test process takes it as liblmdb does.
         let held = target + ".importing-\(Int32.max - 1)"
-        for p in [dead, dead + "-lock", live, held, held + "-lock"] {
-            #expect(FileManager.default.createFile(atPath: p, contents: Data("x".utf8)))
+        // The dead run's store is an LMDB file (a copy of one); a run killed before LMDB
+        // wrote its first page leaves an empty one.
+        try FileManager.default.copyItem(atPath: f.db, toPath: dead)
+        let deadEmpty = target + ".importing-\(Int32.max - 2)"
+        for p in [dead + "-lock", deadEmpty, live, held, held + "-lock"] {
+            #expect(FileManager.default.createFile(atPath: p, contents: p == deadEmpty ? Data() : Data("x".utf8)))
         }
+        // Files of the user's that merely bear the name (a pid that is gone): a folder with
+        // work in it, a text file, a link. Kept: only what a run makes is removed.
+        let folder = target + ".importing-\(Int32.max - 3)", notes = target + ".importing-\(Int32.max - 4)"
+        let link = target + ".importing-\(Int32.max - 5)"
+        try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: folder + "/sub/thesis.txt", contents: Data("keep me".utf8)))
+        #expect(FileManager.default.createFile(atPath: notes, contents: Data("my notes".utf8)))
+        #expect(symlink(f.db, link) == 0)
         let fd = open(held + "-lock", O_RDWR)
         defer { close(fd) }
         var lock = flock()
@@ -59,6 +71,9 @@ import Testing
         #expect(fcntl(fd, F_SETLK, &lock) == 0)
         #expect(try f.ledger(["import", export], db: target).status == 0)
         #expect(!FileManager.default.fileExists(atPath: dead) && !FileManager.default.fileExists(atPath: dead + "-lock"))
+        #expect(!FileManager.default.fileExists(atPath: deadEmpty))
+        #expect(FileManager.default.fileExists(atPath: folder + "/sub/thesis.txt") && FileManager.default.fileExists(atPath: notes))
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == f.db)
         // A live process's, and one whose lock is held, are left alone.
         #expect(FileManager.default.fileExists(atPath: live) && FileManager.default.fileExists(atPath: held))
         #expect(try f.ledger(["verify", "--deep"], db: target).status == 0)

@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// A store reached by one name only, its lock file a plain file LMDB allocated in full, and
+/// only a store opened as one (Storage/Environment+Paths.swift). A hostile tester lost
+/// acknowledged writes through a hard link (two names, two lock files, two writers at once),
+/// overwrote a file through a symbolic link as the lock file with a read-only `verify`, and
+/// turned the server's sessions file into a log with `propose`.
+@Suite struct StorePathTests {
+    static func code(_ body: () throws -> Void) -> LedgerError.Code? {
+        do { try body() } catch let e as LedgerError { return e.code } catch { return nil }
+        return nil
+    }
+
+    static func sha(_ path: String) throws -> Digest {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        return bytes.withUnsafeBytes { Digest.sha256($0) }
+    }
+
+    @Test func aStoreWithTwoNamesIsRefusedAtOpenAndForWrites() throws {
+        let t = try TempLedger()
+        try t.ledger.run(.propose(proposal("a1")))
+        let hard = t.directory.appendingPathComponent("hard.lmdb").path
+        #expect(link(t.path, hard) == 0)
+        // Through either name, a new open is refused; the open handle's writes are too.
+        #expect(Self.code { _ = try Ledger(path: hard) } == .invalidInput)
+        #expect(Self.code { _ = try Ledger(path: t.path, options: Ledger.Options(readOnly: true)) } == .invalidInput)
+        #expect(Self.code { try t.ledger.run(.propose(proposal("a2"))) } == .invalidInput)
+        #expect(try t.ledger.read { try $0.head().seq } == 1)
+        #expect(!FileManager.default.fileExists(atPath: hard + "-lock"))
+        // With the other name gone, the store takes writes again.
+        #expect(unlink(hard) == 0)
+        try t.ledger.run(.propose(proposal("a2")))
+        try t.reopen()
+        #expect(try t.ledger.read { try $0.head().seq } == 2)
+    }
+
+    @Test func aSymbolicLinkAsTheStoreOrItsLockFileIsRefused() throws {
+        let t = try TempLedger()
+        try t.ledger.run(.propose(proposal("a1")))
+        let alias = t.directory.appendingPathComponent("alias.lmdb").path
+        #expect(symlink(t.path, alias) == 0)
+        #expect(Self.code { _ = try Ledger(path: alias, options: Ledger.Options(readOnly: true)) } == .invalidInput)
+        #expect(!FileManager.default.fileExists(atPath: alias + "-lock"))
+
+        // A lock file that is a link to another file: refused, read-only too, the file unchanged.
+        let victim = t.directory.appendingPathComponent("victim.txt").path
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
+        let copy = t.directory.appendingPathComponent("copy.lmdb").path
+        try FileManager.default.copyItem(atPath: t.path, toPath: copy)
+        #expect(symlink(victim, copy + "-lock") == 0)
+        #expect(Self.code { _ = try Ledger(path: copy, options: Ledger.Options(readOnly: true)) } == .invalidInput)
+        #expect(Self.code { _ = try Ledger(path: copy) } == .invalidInput)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+        // A dangling one is refused as well: nothing is created where it points.
+        let dangling = t.directory.appendingPathComponent("nowhere").path
+        #expect(unlink(copy + "-lock") == 0 && symlink(dangling, copy + "-lock") == 0)
+        #expect(Self.code { _ = try Ledger(path: copy, options: Ledger.Options(readOnly: true)) } == .invalidInput)
+        #expect(!FileManager.default.fileExists(atPath: dangling))
+    }
+
+    /// A lock file LMDB creates is sparse; touching its pages on a full disk is SIGBUS. The
+    /// engine makes it itself, every block allocated, at the size LMDB would give it.
+    @Test func theLockFileIsAllocatedInFull() throws {
+        let t = try TempLedger()
+        var info = stat()
+        #expect(stat(t.path + "-lock", &info) == 0)
+        #expect(Int(info.st_size) == Environment.lockFileSize(maxReaders: Environment.Options().maxReaders))
+        #expect(Int(info.st_blocks) * 512 >= Int(info.st_size))
+        #expect(info.st_mode & 0o777 == 0o600)
+        // A sparse one left by another program is allocated when the store is next opened.
+        let copy = t.directory.appendingPathComponent("copy.lmdb").path
+        try FileManager.default.copyItem(atPath: t.path, toPath: copy)
+        let fd = open(copy + "-lock", O_CREAT | O_RDWR, 0o600)
+        #expect(fd >= 0 && ftruncate(fd, 40960) == 0)
+        close(fd)
+        _ = try Ledger(path: copy, options: Ledger.Options(readOnly: true))
+        #expect(stat(copy + "-lock", &info) == 0 && Int(info.st_blocks) * 512 >= 40960)
+    }
+
+    /// Another LMDB file (the server's sessions store beside the store) is no store: an opener
+    /// that requires a log refuses it and writes nothing into it.
+    @Test func anLMDBFileWithoutALogIsRefusedUnchanged() throws {
+        let t = try TempLedger()
+        let sessions = t.directory.appendingPathComponent("x.sessions.lmdb").path
+        do {
+            let env = try Environment(path: sessions)
+            try env.write { txn in try txn.put(try #require(try txn.openDatabase("sessions", create: true)), key: Array("k".utf8), value: [1]) }
+        }
+        let before = try Self.sha(sessions)
+        #expect(Self.code { _ = try Ledger(path: sessions, options: Ledger.Options(requireLog: true)) } == .invalidInput)
+        #expect(try Self.sha(sessions) == before)
+    }
+
+    /// The CLI: a large file that is no LMDB file (an export) is "no ledger", not a damaged
+    /// store, and no `-lock` is left beside it; a write command refuses an LMDB file without
+    /// a log and leaves it byte-identical.
+    @Test func theCLIRefusesFilesThatAreNoStore() throws {
+        let p = try ProcessFixture("storepath")
+        let export = p.path("export.jsonl")
+        #expect(try p.ledger(["export", "--out", export]).status == 0)
+        // Past a meta page's size, so the magic decides (the export here is smaller).
+        try Data(repeating: 0x0A, count: 8192).write(to: URL(fileURLWithPath: p.path("big.txt")))
+        for file in [export, p.path("big.txt")] {
+            let before = try Self.sha(file)
+            for args in [["verify", "--deep"], ["show", "a1"], ["propose", "-"], ["rebuild"], ["migrate"]] {
+                let r = try p.ledger(args + ["--json"], db: file, stdin: CLITests.proposalJSON)
+                #expect(r.status == 2 && r.stdout.contains("invalid_input") && r.stdout.contains("no ledger at"), "\(args): \(r.stdout)")
+            }
+            let after = try Self.sha(file)
+            #expect(!FileManager.default.fileExists(atPath: file + "-lock") && after == before)
+        }
+        let sessions = p.path("l.lmdb.sessions.lmdb")
+        do {
+            let env = try Environment(path: sessions)
+            try env.write { txn in try txn.put(try #require(try txn.openDatabase("sessions", create: true)), key: Array("k".utf8), value: [1]) }
+        }
+        let before = try Self.sha(sessions)
+        for args in [["propose", "-"], ["migrate"], ["rebuild"], ["devices", "revoke", "x"]] {
+            let r = try p.ledger(args + ["--json"], db: sessions, stdin: CLITests.proposalJSON)
+            #expect(r.status == 2 && r.stdout.contains("no event log"), "\(args): \(r.stdout)")
+        }
+        #expect(try Self.sha(sessions) == before)
+    }
+}
