@@ -53,8 +53,18 @@ enum KeyFile {
         defer { close(fd) }
         fchmod(fd, mode)  // exactly `mode`, whatever the umask: 0600 for a key, 0644 for its public half
         let bytes = Array(text.utf8)
-        guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count, fsync(fd) == 0 else {
-            throw LedgerError(.storage, "cannot write \(path): \(String(cString: strerror(errno)))")
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            written += n
+        }
+        guard written == bytes.count, fsync(fd) == 0 else {
+            let reason = written < bytes.count && errno == 0 ? "short write" : String(cString: strerror(errno))
+            // Ours (O_EXCL): a half-written key would block every retry ("already exists").
+            unlink(path)
+            throw LedgerError(.storage, "cannot write \(path): \(reason); nothing was kept")
         }
     }
 }

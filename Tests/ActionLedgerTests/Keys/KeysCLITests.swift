@@ -40,6 +40,19 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path("k.key"))) == before)
     }
 
+    /// A key file that cannot be written in full (here a file-size limit of 0, as a full disk)
+    /// is removed: a half-written `.key` had blocked every retry ("already exists").
+    @Test func aKeyFileThatCannotBeWrittenIsNotLeftBehind() throws {
+        for command in [["keygen"], ["devices", "keygen"]] {
+            let out = path("full-\(command.count)")
+            let shell = "trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\""
+            let r = try Child("/bin/sh", ["-c", shell, LedgerProcess.binary] + command + ["--out", out]).finish(within: 60)
+            #expect(r.status == 1 && r.stderr.contains("storage_error") && r.stderr.contains("nothing was kept"), "\(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out + ".key") && !FileManager.default.fileExists(atPath: out + ".pub"))
+            #expect(try LedgerProcess.run(command + ["--out", out]).status == 0)
+        }
+    }
+
     @Test func keyedLinksFollowTheTrustRules() throws {
         try setUp()
         #expect(try ledger("devices", "keygen", "--out", path("lap")).status == 0)
