@@ -17,6 +17,13 @@ enum DeviceLinking {
             throw LedgerError(.invalidInput, "label must be 1…\(FieldReader.Limit.name) bytes")
         }
         if let existing = try reader.deviceState(deviceId) {
+            // Device ids are one namespace across the store, so a taken id must be refused
+            // whoever took it; but another org's device is named no further (whose it is,
+            // whether revoked): a pairing caller would otherwise probe another org's devices.
+            guard existing.org == org else {
+                throw LedgerError(.duplicateDevice, "device id \(deviceId) is taken (device ids are one namespace across the "
+                    + "store, and are never reused): choose another")
+            }
             throw LedgerError(.duplicateDevice, "device \(deviceId) is already linked to \(existing.person)"
                 + (existing.isRevoked ? " (revoked; revoked ids are never reused)" : ""))
         }

@@ -50,4 +50,25 @@ import Testing
         let extra = F.failure(t.ledger, VerifyOptions(deep: true))
         #expect(extra?.details["key"] == "policy/ghost-co")
     }
+
+    /// A device id another org took is refused as taken, naming neither its person nor
+    /// whether it is revoked (a pairing caller in one org probed another's devices so); in
+    /// the same org the refusal names them as before.
+    @Test func aTakenDeviceIdOfAnotherOrgIsNamedNoFurther() throws {
+        let t = try TempLedger(), l = t.ledger!
+        try l.run(.linkDevice(device: "bea-phone", person: "bea", org: "other-co", label: "B", platform: .ios))
+        try l.run(.linkDevice(device: "bea-tab", person: "bea", org: "other-co", label: "T", platform: .web))
+        try l.run(.revokeDevice(device: "bea-tab", reason: "lost"))
+        for id in ["bea-phone", "bea-tab"] {
+            let e = expectLedgerError(.duplicateDevice) {
+                try l.run(.linkDevice(device: id, person: "quinn", org: "quinn-co", label: "Q", platform: .ios))
+            }
+            #expect(e.map { $0.message.contains("taken") && !$0.message.contains("bea ") && !$0.message.hasSuffix("bea")
+                && !$0.message.contains("revoked;") } == true, "\(String(describing: e?.message))")
+        }
+        let same = expectLedgerError(.duplicateDevice) {
+            try l.run(.linkDevice(device: "bea-tab", person: "bo", org: "other-co", label: "Q", platform: .ios))
+        }
+        #expect(same?.message.contains("already linked to bea (revoked") == true)
+    }
 }
