@@ -47,6 +47,31 @@ import Testing
         }
     }
 
+    /// The same key sent at once to two servers on one store: the one whose engine judges it
+    /// a replay finds the other's response not kept yet. It waits for it (briefly), so both
+    /// get the original body; here the other process's keep is played by a task.
+    @Test func aReplayOfACommandCommittedAMomentAgoWaitsForItsKeptResponse() async throws {
+        let h = try ServerHarness()
+        try await h.test { client in
+            #expect(try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("k1")).status == .created)
+            let key: HTTPFields = [.idempotencyKey: "cmd-two-servers"]
+            let first = try await client.call(.post, "/v1/actions/k1/review", token: h.phone, headers: key)
+            #expect(first.status == .ok && first.json["replayed"] == .bool(false))
+            let sessions = h.server.sessions
+            let now = ServerHarness.systemNow()
+            let kept = try #require(try sessions.response(commandId: "cmd-two-servers", now: now))
+            // As if the first server had committed but not yet kept its response.
+            #expect(try sessions.pruneResponses(now: now.adding(milliseconds: Self.retention + Timestamp.day)) >= 1)
+            let keeper = Task {
+                try await Task.sleep(for: .milliseconds(300))
+                try sessions.keep(kept, commandId: "cmd-two-servers", at: now)
+            }
+            let replay = try await client.call(.post, "/v1/actions/k1/review", token: h.phone, headers: key)
+            try await keeper.value
+            #expect(replay.text == first.text && replay.headers[.idempotentReplayed] == "true", "\(replay.text)")
+        }
+    }
+
     /// Sessions: a sign-in drops the sessions that have expired, so the table (which an open
     /// stream's re-check and a revocation read) holds only the last lifetime's.
     @Test func aSignInDropsExpiredSessions() throws {

@@ -124,7 +124,7 @@ extension LedgerServer {
             }
             throw problem
         }
-        if result.replayed, let stored = try sessions.response(commandId: request.commandId, now: request.now) {
+        if result.replayed, let stored = try await keptResponse(request.commandId, now: request.now, committedAt: result.events.first?.event.at) {
             return Self.replayed(stored)
         }
         if !result.replayed && !result.events.isEmpty { metrics.commits.increment() }
@@ -151,6 +151,26 @@ extension LedgerServer {
         }
         return LedgerServer.json(body, status: status, headers: headers)
     }
+
+    /// The response kept for `commandId`. A command another server process committed a
+    /// moment ago may not have its response kept yet (``KeyedGate`` orders one process's
+    /// requests only): for a command committed within the last ``keptResponseWait`` × 5, this
+    /// waits up to ``keptResponseWait`` for it, so both copies of a request sent at once to two
+    /// servers get the same body. Older ones (kept long ago, expired, or made through the CLI)
+    /// are answered at once.
+    func keptResponse(_ commandId: String, now: Timestamp, committedAt: Timestamp?) async throws -> SessionStore.StoredResponse? {
+        let sessions = self.sessions
+        if let stored = try sessions.response(commandId: commandId, now: now) { return stored }
+        guard let committedAt, now.milliseconds(since: committedAt) < Self.keptResponseWait * 5 else { return nil }
+        for _ in 0..<(Self.keptResponseWait / 20) {
+            try await Task.sleep(for: .milliseconds(20))
+            if let stored = try sessions.response(commandId: commandId, now: now) { return stored }
+        }
+        return nil
+    }
+
+    /// How long a replay of a command committed a moment ago waits for its kept response (ms).
+    static let keptResponseWait: Int64 = 2000
 
     /// If-Match on an unsigned change (a signed one carries the hash into the engine, which
     /// judges it as policy.md §3 orders, recording a verified stale one as `tap.refused`).
