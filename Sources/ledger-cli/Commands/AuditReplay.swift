@@ -33,9 +33,9 @@ struct AuditReplay: LedgerSubcommand {
         if global.json {
             Output.json(report.json(from: from))
         } else {
-            print("judged \(report.eventsJudged) events from seq \(from) in \(String(format: "%.2f", seconds)) s; "
+            Human.line("judged \(report.eventsJudged) events from seq \(from) in \(String(format: "%.2f", seconds)) s; "
                 + "\(report.decisionsConfirmed) decisions confirmed")
-            for (rule, n) in rules { print("  \(rule)\t\(n)") }
+            for (rule, n) in rules { Human.row(["  " + rule, String(n)]) }
         }
         if let m = report.mismatch {
             let why = m.code.map { " (the engine would refuse it: \($0))" } ?? ""

@@ -64,6 +64,6 @@ struct DevicesRecoveryKeyShow: LedgerSubcommand {
         guard let r else { return global.json ? Output.json(.null) : print("none") }
         let json: JSON = ["person": .string(person), "org": .string(r.org), "fingerprint": .string(r.set.key.fingerprint.hex),
                           "set_seq": .number(Double(r.seq)), "trust": .string(r.set.trustText)]
-        if global.json { Output.json(json) } else { print("\(r.set.key.fingerprint.hex) (seq \(r.seq), \(r.set.trustText))") }
+        if global.json { Output.json(json) } else { Human.line("\(r.set.key.fingerprint.hex) (seq \(r.seq), \(r.set.trustText))") }
     }
 }

@@ -37,7 +37,8 @@ struct Import: LedgerSubcommand {
         }
         let path = global.path
         let head: LogHead
-        if FileManager.default.fileExists(atPath: path) {
+        // lstat: a symlink there (dangling or not) is something, refused like any non-store.
+        if NewFile.exists(path) {
             // An existing (empty) store: a refusal rolls the one transaction back. Anything
             // else at the path (an empty file, a directory) is left alone.
             do { try global.requireStore() } catch {
@@ -46,6 +47,7 @@ struct Import: LedgerSubcommand {
             }
             head = try global.open(write: true).importJSONL(path: file, checkpoint: cp)
         } else {
+            try NewFile.requireNewPath(path)
             AbandonedScratch.remove(beside: path, kind: "importing")
             let building = path + ".importing-\(getpid())"
             defer {
@@ -69,7 +71,7 @@ struct Import: LedgerSubcommand {
             if let cp { o["extends_checkpoint"] = ["log_size": .number(Double(cp.logSize)), "key_id": .string(cp.keyId)] }
             Output.json(.object(o))
         } else {
-            print("imported \(head.seq) events; head \(head.hash.hex)"
+            Human.line("imported \(head.seq) events; head \(head.hash.hex)"
                 + (cp.map { "; extends checkpoint at \($0.logSize) signed by \($0.keyId)" } ?? "; origin unproven (no --checkpoint)"))
         }
     }

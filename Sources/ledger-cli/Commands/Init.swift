@@ -26,6 +26,9 @@ struct Init: LedgerSubcommand {
         for path in [global.path, global.path + "-lock"] where NewFile.exists(path) {
             throw LedgerError(.notEmpty, "\(path) already exists; init makes new stores only")
         }
+        // Its `-lock` too: a path whose lock file could not be named is no place for a store.
+        try NewFile.requireNewPath(global.path)
+        try NewFile.requireNewPath(global.path + "-lock")
         let now = testClock ? try Clock.fixedClock() ?? Clock.system() : Clock.system()
         let ledger = try global.open(write: true, create: true)
         try ledger.create(StoreCreation(testClock: testClock, demo: false), now: now)
@@ -33,7 +36,7 @@ struct Init: LedgerSubcommand {
         if global.json {
             Output.json(["db": .string(global.path), "test_clock": .bool(testClock), "head_hash": .string(head.hash.hex)])
         } else {
-            print("created \(global.path)" + (testClock ? " (test clock: LEDGER_NOW honoured)" : ""))
+            Human.line("created \(global.path)" + (testClock ? " (test clock: LEDGER_NOW honoured)" : ""))
         }
     }
 }

@@ -19,9 +19,9 @@ struct Migrate: LedgerSubcommand {
         let ledger = try global.open(write: true)
         let report = try ledger.migrate()
         if global.json { return Output.json(report.json) }
-        guard let reason = report.reason else { return print("\(global.path) is current: nothing to migrate") }
+        guard let reason = report.reason else { return Human.line("\(global.path) is current: nothing to migrate") }
         let rebuilt = report.rebuilt.isEmpty ? "" : "; rebuilt " + report.rebuilt.joined(separator: ", ")
-        print("migrated \(global.path) (\(reason)): \(report.events) events kept\(rebuilt), in "
+        Human.line("migrated \(global.path) (\(reason)): \(report.events) events kept\(rebuilt), in "
             + String(format: "%.2f s", report.seconds))
     }
 }

@@ -92,7 +92,7 @@ struct Verify: LedgerSubcommand {
             if let cp { text += "; extends checkpoint at \(cp.logSize) signed by \(cp.keyId)" }
             if let proofs { text += "; \(proofs) device proofs verified" }
             if let projections { text += "; projections equal to a refold of the log (\(projections.joined(separator: ", ")))" }
-            print(text)
+            Human.line(text)
         }
         if let ahead {
             Output.stderr("warning: the log's last event is dated \(ahead.at.iso8601), \(ahead.ms) ms ahead of this clock: a "

@@ -18,7 +18,7 @@ struct DemoStory {
 
     func time(_ minute: Int64) -> Timestamp { start.adding(milliseconds: minute * 60_000) }
 
-    func say(_ text: String) { if !quiet { print(text) } }
+    func say(_ text: String) { if !quiet { Human.line(text) } }
 
     func clock(_ t: Timestamp) -> String { String(t.iso8601.dropFirst(11).prefix(5)) }
 

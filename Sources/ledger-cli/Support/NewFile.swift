@@ -22,10 +22,7 @@ final class NewFile {
         guard !Self.exists(destination) else { throw LedgerError(.invalidInput, "\(destination) already exists") }
         let dir = Self.directory(of: destination)
         // Checked before any work, so a bad path never costs a whole copy that cannot be named.
-        var st = stat()
-        guard !destination.isEmpty, !destination.hasSuffix("/"), stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
-            throw LedgerError(.invalidInput, "\(destination) is not a file path in an existing folder")
-        }
+        try Self.requireNewPath(destination)
         // An unnamed file is named through /proc/self/fd: without /proc, the named fallback.
         let unnamed = tryUnnamed && access("/proc/self/fd", F_OK) == 0
             ? Self.tmpfile.map { open(dir, $0 | O_WRONLY | O_CLOEXEC, 0o600) } ?? -1 : -1
@@ -63,6 +60,23 @@ final class NewFile {
         committed = true
         if let partial { unlink(partial) }
         Environment.syncDirectory(of: destination)  // the new name survives a crash
+    }
+
+    /// Refuses a path no new file can be given: empty, ending in `/`, in a folder that does not
+    /// exist, or with a name longer than the file system takes (checked up front, where the
+    /// name would otherwise fail only once the work is done).
+    /// - throws: `invalid_input`.
+    static func requireNewPath(_ destination: String) throws {
+        let dir = directory(of: destination)
+        var st = stat()
+        guard !destination.isEmpty, !destination.hasSuffix("/"), stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+            throw LedgerError(.invalidInput, "\(destination.isEmpty ? "an empty path" : destination) is not a file path in an existing folder")
+        }
+        let name = (destination as NSString).lastPathComponent
+        let limit = pathconf(dir, Int32(_PC_NAME_MAX))
+        guard name.utf8.count <= (limit > 0 ? limit : 255), destination.utf8.count < Int(PATH_MAX) else {
+            throw LedgerError(.invalidInput, "\(destination): the name is longer than the file system takes")
+        }
     }
 
     /// Whether anything is at `path`: a file, a directory, or a symlink, dangling or not.

@@ -123,4 +123,33 @@ import Testing
         }
         #expect(try Self.sha(sessions) == before)
     }
+
+    /// Paths no file can be made at are `invalid_input` before any work (an empty one had
+    /// left a file named `-lock` in the working folder; a 256-byte name failed export only
+    /// after the whole copy), a dangling link is "not a store" to import, and a path printed
+    /// in human output is escaped like any other text.
+    @Test func badPathsAreRefusedUpFrontAndPrintedEscaped() throws {
+        let p = try ProcessFixture("badpaths")
+        let long = p.path(String(repeating: "n", count: 256))
+        for args in [["init", "--db", ""], ["init", "--db", p.path("nodir/x")], ["init", "--db", long],
+                     ["export", "--out", long], ["backup", long]] {
+            // In the fixture's folder: a file an empty path made would land there, not here.
+            let r = try Child("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", p.dir.path, LedgerProcess.binary]
+                              + args + (args[0] == "init" ? [] : ["--db", p.db])).finish(within: 60)
+            #expect(r.status == 2 && r.stderr.contains("[invalid_input]"), "\(args): \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: p.path("-lock")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: p.dir.path).sorted() == ["l.lmdb", "l.lmdb-lock"])
+        let export = p.path("e.jsonl")
+        #expect(try p.ledger(["export", "--out", export]).status == 0)
+        #expect(symlink(p.path("nowhere"), p.path("dangling")) == 0)
+        let dangling = try p.ledger(["import", export], db: p.path("dangling"))
+        #expect(dangling.status == 2 && dangling.stderr.contains("is not a store"), "\(dangling.stderr)")
+        let odd = p.path("odd\u{1B}[31m\u{202E}.lmdb")
+        let created = try LedgerProcess.run(["init", "--db", odd])
+        #expect(created.status == 0 && created.stdout.contains("\\u{1B}[31m\\u{202E}") && !created.stdout.contains("\u{1B}"),
+                "\(created.stdout)")
+        let migrate = try LedgerProcess.run(["migrate", "--db", odd])
+        #expect(migrate.status == 0 && !migrate.stdout.contains("\u{202E}"), "\(migrate.stdout)")
+    }
 }
