@@ -38,10 +38,18 @@ struct ClientAddress: Hashable, Sendable {
         }
     }
 
-    /// The rate limit's key: the IPv4 address, or the IPv6 /64.
+    /// The address a rate limit and a connection cap count under: an IPv4 address, an IPv6
+    /// /64 (one host holds a whole /64: counting single addresses would give it a fresh count
+    /// per address).
+    var bucketAddress: ClientAddress {
+        bytes.count == 4 ? self : ClientAddress(bytes: Array(bytes.prefix(8)) + [UInt8](repeating: 0, count: 8))
+    }
+
+    /// The rate limit's key: ``bucketAddress`` as text (`198.51.100.7`, `2001:db8:0:1::/64`).
     var bucket: String {
-        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
-        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        let b = bucketAddress.bytes
+        if b.count == 4 { return b.map(String.init).joined(separator: ".") }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(b[$0]) << 8 | UInt16(b[$0 + 1]), radix: 16) }
         return groups.joined(separator: ":") + "::/64"
     }
 

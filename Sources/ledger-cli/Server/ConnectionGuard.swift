@@ -145,10 +145,3 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
 @available(*, unavailable)
 extension ConnectionGuardHandler: Sendable {}
 
-extension ClientAddress {
-    /// The address a connection cap counts under: an IPv4 address, an IPv6 /64 (as the
-    /// rate limit's ``bucket``).
-    var bucketAddress: ClientAddress {
-        bytes.count == 4 ? self : ClientAddress(bytes: Array(bytes.prefix(8)) + [UInt8](repeating: 0, count: 8))
-    }
-}
