@@ -265,6 +265,11 @@ enum CommandHandler {
         case .setPolicy(var document, let org):
             if let p = FieldReader.identifierProblem(org) { throw LedgerError(.invalidInput, "org \(p)") }
             let current = try session.policy(org: org)
+            // Only a damaged record holds the largest version: none can follow it.
+            guard current.version < .max else {
+                throw LedgerError(.corruptEvent, "the policy in force for \(org) claims version \(current.version), which no "
+                    + "policy can follow: the store is damaged (run `ledger verify --deep`)")
+            }
             if document.version == 0 { document.version = current.version + 1 }
             guard document.version == current.version + 1 else {
                 throw LedgerError(.invalidInput, "policy version \(document.version) does not follow the current version "

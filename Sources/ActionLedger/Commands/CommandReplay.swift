@@ -130,7 +130,8 @@ enum CommandReplay {
             let code = LedgerError.Code.all.first { $0.rawValue == r.code } ?? .invalidInput
             result.refusal = LedgerError(code, "\(r.step.rawValue) of \(first.event.actionId ?? "?") by \(first.event.device ?? "?") "
                 + "was refused (\(r.code)) and recorded as tap.refused, seq \(first.seq); its command id and proof are spent: "
-                + "sign a new statement with a new command id", details: ["recorded_seq": .number(Double(first.seq))])
+                + "sign a new statement with a new command id",
+                details: ["recorded_seq": .number(Double(first.seq)), "replayed": .bool(true)])
         }
         return result
     }

@@ -179,7 +179,8 @@ public struct DecisionReplay {
         case .policySet(let p):
             // Versions run per org (rules 2); a store written before ran them across orgs.
             let own = policies[event.org]?.version ?? 0
-            if judge, p.version != own + 1, p.version != latest.version + 1 {
+            // Wide: a damaged record's version can be the type's largest (no trap on +1).
+            if judge, UInt64(p.version) != UInt64(own) + 1, UInt64(p.version) != UInt64(latest.version) + 1 {
                 throw fail("policy.version", "policy v\(p.version) of \(event.org) does not follow v\(own)", .invalidInput)
             }
             latest = p

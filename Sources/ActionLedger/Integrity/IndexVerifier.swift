@@ -188,7 +188,7 @@ struct IndexVerifier {
             guard v.count == 12 else { throw Self.failure(dbs.commands, key, nil, "index_mismatch", "has a \(v.count)-byte value, not 12") }
             let first = Keys.readU64(v)
             let count = UInt64(UInt32(bigEndian: v.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
-            guard count > 0, first > 0 else { throw Self.failure(dbs.commands, key, first, "index_mismatch", "claims \(count) events from seq \(first)") }
+            guard count > 0, first > 0, first <= LogReader.maxSeq, count <= UInt64(LogReader.maxCommandEvents) else { throw Self.failure(dbs.commands, key, first, "index_mismatch", "claims \(count) events from seq \(first)") }
             for seq in first..<(first + count) {
                 guard let f = try event(seq), f.commandId.utf8.elementsEqual(k) else {
                     throw Self.failure(dbs.commands, key, seq, "index_mismatch", "claims seq \(seq), which is not an event of that command")

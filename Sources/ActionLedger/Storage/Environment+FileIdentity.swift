@@ -46,14 +46,16 @@ extension Environment {
                 throw LedgerError(.storage, "\(path) was replaced or removed since this process opened it; nothing was written: "
                     + "open it again")
             }
-            // A hard link made since the open: a process opening that name takes another lock
-            // file (Environment+Paths.swift), so no write goes on until the name is gone.
-            guard info.st_nlink <= 1 else { throw Environment.manyNames(path, Int(info.st_nlink)) }
         }
+        // Another open of the file under another name (a hard link, a bind mount) uses
+        // another lock file: no write goes on beside it (LockFileClaim.swift).
+        try claim?.requireSole()
         // The lock file too: deleted or replaced, a process opening the store later takes a new
         // writer mutex, and two writers would commit at once, each overwriting the other.
-        if let lock = openedLock, FileIdentity(path: path + "-lock") != lock {
-            throw LedgerError(.storage, "\(path)-lock was removed or replaced since this process opened the store: its "
+        var lockInfo = stat()
+        if let lock = openedLock, stat(path + "-lock", &lockInfo) != 0
+            || FileIdentity(device: UInt64(lockInfo.st_dev), inode: UInt64(lockInfo.st_ino)) != lock || lockInfo.st_nlink != 1 {
+            throw LedgerError(.storage, "\(path)-lock was removed, replaced or given another name since this process opened the store: its "
                 + "writers no longer exclude each other's; nothing was written: stop every process using it, then open it again")
         }
     }

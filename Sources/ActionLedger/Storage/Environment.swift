@@ -59,27 +59,50 @@ public final class Environment: @unchecked Sendable {
     let openedLock: FileIdentity?
     /// The lock file this handle holds open, registered in ``LockFiles`` until it closes.
     private let registeredLock: FileIdentity?
+    /// Says on the data file which lock file this handle uses (nil without one).
+    let claim: LockFileClaim?
+    /// Opens run one at a time in a process: a lock file's preparation must not open and
+    /// close a descriptor of a lock file another thread's open is taking fcntl locks on.
+    static let opening = NSLock()
 
     /// Opens (creating if needed, unless read-only) the environment at `path`.
     ///
     /// Clears stale reader slots left by crashed processes (`mdb_reader_check`).
     /// - throws: ``LMDBError`` when LMDB refuses the file.
     public init(path: String, options: Options = Options()) throws {
-        do {
-            env = try Environment.openHandle(path, options, noLock: options.readOnly && options.withoutLockFile)
-        } catch let error as LMDBError where options.readOnly && error.code == EACCES {
-            // Auditor mode on files we may not write (a copy on read-only media, another
-            // user's store): the lock file cannot be opened, so read without it. Safe only
-            // when no process writes the file meanwhile (Specs/integrity.md says so).
-            env = try Environment.openHandle(path, options, noLock: true)
+        let (env, lock, claim) = try Environment.opening.withLock { () throws -> (OpaquePointer, FileIdentity?, LockFileClaim?) in
+            var noLock = options.readOnly && options.withoutLockFile
+            let env: OpaquePointer
+            do {
+                env = try Environment.openHandle(path, options, noLock: noLock)
+            } catch let error as LMDBError where options.readOnly && error.code == EACCES {
+                // Auditor mode on files we may not write (a copy on read-only media, another
+                // user's store): the lock file cannot be opened, so read without it. Safe only
+                // when no process writes the file meanwhile (Specs/integrity.md says so).
+                env = try Environment.openHandle(path, options, noLock: true)
+                noLock = true
+            }
+            guard !noLock else { return (env, nil, nil) }
+            do {
+                // LMDB has it open: gone already, another process would make a new one.
+                guard let lock = FileIdentity(path: path + "-lock") else {
+                    throw LedgerError(.storage, "\(path)-lock was removed as the store was opened: open it again")
+                }
+                let claim = try LockFileClaim(env, path: path, lock: lock)
+                LockFiles.opened(lock)
+                return (env, lock, claim)
+            } catch {
+                mdb_env_close(env)
+                throw error
+            }
         }
+        self.env = env
         self.path = path
         isReadOnly = options.readOnly
         openedFile = options.readOnly ? nil : FileIdentity.of(env)
-        let lock = FileIdentity(path: path + "-lock")
         openedLock = options.readOnly ? nil : lock
-        registeredLock = options.readOnly && options.withoutLockFile ? nil : lock
-        if let registeredLock { LockFiles.opened(registeredLock) }
+        registeredLock = lock
+        self.claim = claim
         try openExistingDatabases()
     }
 
@@ -123,7 +146,6 @@ public final class Environment: @unchecked Sendable {
             // Owner-only (the data file and its -lock): the store is every org's whole audit
             // record, and the server's org and role scoping means nothing to a reader of the file.
             try check(mdb_env_open(handle, path, flags, 0o600), "mdb_env_open(\(path))")
-            try requireOneName(handle, path)
             try requireWholeFile(handle, path)
             var dead: Int32 = 0
             if !noLock { _ = mdb_reader_check(handle, &dead) }

@@ -33,8 +33,7 @@ struct Demo: LedgerSubcommand {
         AbandonedScratch.remove(beside: path, kind: "building")
         let building = path + ".building-\(getpid())"
         defer {
-            try? FileManager.default.removeItem(atPath: building)
-            try? FileManager.default.removeItem(atPath: building + "-lock")
+            AbandonedScratch.removeOwn(building)
         }
         let (summary, head) = try record(into: building, start: start)
         // Moved into place only now: a failed run above left the old store as it was; and

@@ -51,8 +51,7 @@ struct Import: LedgerSubcommand {
             AbandonedScratch.remove(beside: path, kind: "importing")
             let building = path + ".importing-\(getpid())"
             defer {
-                try? FileManager.default.removeItem(atPath: building)
-                try? FileManager.default.removeItem(atPath: building + "-lock")
+                AbandonedScratch.removeOwn(building)
             }
             head = try Ledger(path: building).importJSONL(path: file, checkpoint: cp)
             // link(2), not rename(2): a store created at the path while the import ran

@@ -54,6 +54,7 @@ enum KeyFile {
         fchmod(fd, mode)  // exactly `mode`, whatever the umask: 0600 for a key, 0644 for its public half
         let bytes = Array(text.utf8)
         var written = 0
+        errno = 0  // a short write leaves it as it was: "short write", not an earlier call's reason
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
             if n < 0 && errno == EINTR { continue }

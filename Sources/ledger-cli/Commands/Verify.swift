@@ -174,6 +174,14 @@ extension Verify {
             if child.terminationStatus != 0 { throw ExitCode(child.terminationStatus) }
             return
         }
+        // SIGILL, SIGTRAP: a Swift trap, not a fault — a record this build's code could not
+        // handle; said apart, so no one restores a backup over a bug of the verifier's.
+        if [SIGILL, SIGTRAP].contains(child.terminationStatus) {
+            throw Output.fail(LedgerError(.integrityFailure, "\(global.path): verify stopped on a record it could not handle "
+                + "(signal \(child.terminationStatus), a trap in its own code, not a fault reading the file): the store holds "
+                + "something no build writes, or verify has a defect; `LEDGER_VERIFY_CHILD=1 ledger verify` shows where",
+                details: ["problem": "verifier_trapped", "signal": .number(Double(child.terminationStatus))]), json: global.json)
+        }
         throw Output.fail(LedgerError(.integrityFailure, "\(global.path) is damaged: reading it faulted (signal "
             + "\(child.terminationStatus)), a page of its B-trees is not what LMDB wrote",
             details: ["problem": "unreadable_page", "signal": .number(Double(child.terminationStatus))]), json: global.json)

@@ -29,7 +29,8 @@ extension SessionStore {
     }
 
     /// Keeps `r` as `commandId`'s response at `now`, and prunes up to ``pruneBatch`` expired ones.
-    func keep(_ r: StoredResponse, commandId: String, at now: Timestamp) throws {
+    /// - parameter ifAbsent: keep nothing when a response within the retention is kept already.
+    func keep(_ r: StoredResponse, commandId: String, at now: Timestamp, ifAbsent: Bool = false) throws {
         let record: JSON = ["status": .number(Double(r.status)), "etag": r.etag.map(JSON.string) ?? .null, "body": r.body,
                             "stored_at": .number(Double(now.milliseconds))]
         let key = Array(commandId.utf8)
@@ -37,6 +38,7 @@ extension SessionStore {
             let db = try txn.openDatabase(Self.responses)!, times = try txn.openDatabase(Self.responseTimes)!
             // A command that appended nothing is not registered, so it can run (and be kept) again.
             if let old = try txn.get(db, key: key), let at = Self.storedAt(try JSONParser.parse(old)) {
+                if ifAbsent, now.milliseconds(since: at) <= responseRetention { return }
                 _ = try txn.delete(times, key: Self.timeKey(at, key))
             }
             try txn.put(db, key: key, value: Array(record.serialized().utf8))

@@ -31,13 +31,19 @@ enum AbandonedScratch {
         }
     }
 
+    /// Removes this run's own scratch store and its lock file, as plain files only (a folder
+    /// of the user's bearing the name, from a PID reused in a container, is kept).
+    static func removeOwn(_ store: String) {
+        if isPlainFile(store) { unlink(store) }
+        if isPlainFile(store + "-lock") { unlink(store + "-lock") }
+    }
+
     /// Whether `path` can be a scratch store a run left: a plain file (not a directory or a
     /// link) that LMDB wrote, or an empty one (a run killed before LMDB wrote its first
     /// page). A file of the user's that merely bears the name is kept.
     static func isScratch(_ path: String) -> Bool {
         var info = stat()
-        guard lstat(path, &info) == 0 else { return false }
-        guard info.st_mode & S_IFMT == S_IFREG else { return false }
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
         return info.st_size == 0 || (info.st_size >= 4096 && GlobalOptions.hasLMDBMagic(path))
     }
 

@@ -52,14 +52,15 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
-    /// Whether either meta page (pages 0 and 1, 4096-byte pages) carries LMDB's magic,
-    /// 0xBEEFC0DE after the 16-byte page header in the writer's byte order: a store with one
-    /// damaged meta page is still a store, for `verify` to call damaged.
+    /// Whether either meta page (page 0, or page 1 at any page size LMDB uses: the OS page,
+    /// 4 KiB to 64 KiB) carries LMDB's magic, 0xBEEFC0DE after the 16-byte page header in the
+    /// writer's byte order: a store with one damaged meta page is still a store, for `verify`
+    /// to call damaged.
     static func hasLMDBMagic(_ path: String) -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path) else { return true }  // LMDB's open says why
         defer { try? handle.close() }
-        guard let head = try? handle.read(upToCount: 4096 + 20), head.count >= 20 else { return false }
-        return [16, 4096 + 16].contains { at in
+        guard let head = try? handle.read(upToCount: 65536 + 20), head.count >= 20 else { return false }
+        return [0, 4096, 8192, 16384, 32768, 65536].map { $0 + 16 }.contains { at in
             guard head.count >= at + 4 else { return false }
             let magic = head[at..<at + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             return magic == 0xDEC0_EFBE || magic == 0xBEEF_C0DE

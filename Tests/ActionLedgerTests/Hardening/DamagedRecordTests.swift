@@ -113,4 +113,44 @@ import Testing
         #expect(t0.milliseconds(since: min) == .max && min.milliseconds(since: t0) == -.max && min.milliseconds(since: Timestamp(milliseconds: 0)) == -.max)
         #expect(min.adding(milliseconds: -1) == min && max.adding(milliseconds: 1) == max)
     }
+
+    /// A policy whose stored version is UInt32's largest (edited bytes): the replay's "+ 1"
+    /// and `policy set`'s had trapped (over HTTP, `GET /v1/audit/replay` took the server down).
+    @Test func aPolicyVersionThatCannotBeFollowedIsNoTrap() throws {
+        let t = try TempLedger(), l = t.ledger!
+        try l.run(.setPolicy(PolicyDocument(userVerification: []), org: "quinn-co"))
+        let seq = try l.run(.setPolicy(PolicyDocument(userVerification: []), org: "quinn-co")).events[0].seq
+        let last = try l.run(.setPolicy(PolicyDocument(userVerification: []), org: "quinn-co")).events[0].seq
+        func damage(_ seq: UInt64) throws {
+            try l.environment.write { txn in
+                let stored = try #require(try txn.get(l.dbs.events, key: Keys.u64(seq)))
+                var event = try stored.withUnsafeBytes { try EventCodec.decode(UnsafeRawBufferPointer(rebasing: $0[32...])) }
+                guard case .policySet(var document) = event.payload else { Issue.record("not a policy"); return }
+                document.version = .max
+                event.payload = .policySet(document)
+                try txn.put(l.dbs.events, key: Keys.u64(seq), value: Array(stored.prefix(32)) + EventCodec.encode(event))
+            }
+        }
+        try damage(seq)
+        // Judged from the next one (the damaged one applied unjudged): a mismatch, no trap.
+        #expect(try l.replayDecisions(from: last).mismatch?.seq == last)
+        // The one in force damaged alike: a new policy is refused as corrupt, nothing appended.
+        try damage(last)
+        expectLedgerError(.corruptEvent) { try l.run(.setPolicy(PolicyDocument(userVerification: []), org: "quinn-co")) }
+        #expect(try l.read { try $0.head().seq } == last)
+    }
+
+    /// An extra `commands` entry claiming events from seq 2⁶⁴−1: `verify --deep`'s check had
+    /// trapped building the range (and blamed LMDB's pages); it is an index mismatch.
+    @Test func aCommandsEntryPastEveryEventIsAMismatchInDeepVerify() throws {
+        let t = try TempLedger(), l = t.ledger!
+        try l.run(.propose(proposal("a1")))
+        var value = Keys.u64(.max)
+        withUnsafeBytes(of: UInt32(1).bigEndian) { value.append(contentsOf: $0) }
+        try l.environment.write { txn in try l.dbs.commands.put(txn, key: "zzz-extra".utf8, value: value) }
+        var options = VerifyOptions()
+        options.deep = true
+        let failure = IntegrityFixtures.failure(l, options)
+        #expect(failure?.code == .integrityFailure && failure?.details["problem"] == "index_mismatch", "\(String(describing: failure))")
+    }
 }

@@ -66,9 +66,12 @@ import Testing
                 try await Task.sleep(for: .milliseconds(300))
                 try sessions.keep(kept, commandId: "cmd-two-servers", at: now)
             }
+            let started = ContinuousClock.now
             let replay = try await client.call(.post, "/v1/actions/k1/review", token: h.phone, headers: key)
             try await keeper.value
             #expect(replay.text == first.text && replay.headers[.idempotentReplayed] == "true", "\(replay.text)")
+            // It waited for the keep (the answer did not merely come after it).
+            #expect(ContinuousClock.now - started >= .milliseconds(250))
         }
     }
 

@@ -15,6 +15,9 @@ final class TempLedger {
         ledger = try Ledger(path: path, options: options)
     }
 
+    /// Closes the store (its directory stays until deinit).
+    func close() { ledger = nil }
+
     /// Closes and reopens the store (a restart).
     func reopen(options: Ledger.Options = Ledger.Options()) throws {
         ledger = nil

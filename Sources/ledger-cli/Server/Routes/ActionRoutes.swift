@@ -113,14 +113,24 @@ extension LedgerServer {
             // first problem document again, byte for byte, as any replayed result does. Only
             // that document: a response kept under the id for anything else (another caller's
             // command that registered nothing, in a file an older build wrote) is not this one's.
-            if let stored = try sessions.response(commandId: request.commandId, now: request.now),
+            // A replay may come from another server process than the one that recorded it,
+            // before that one kept its document: waited for as any replay is.
+            let replay = e.details["replayed"] == .bool(true)
+            let recordedAt: Timestamp? = replay ? try ledger.read { r in
+                try e.details["recorded_seq"].flatMap { if case .number(let n) = $0, let s = UInt64(exactly: n) { s } else { nil } }
+                    .flatMap { try r.event($0)?.event.at }
+            } : nil
+            if let stored = replay ? try await keptResponse(request.commandId, now: request.now, committedAt: recordedAt)
+                                   : try sessions.response(commandId: request.commandId, now: request.now),
                stored.status >= 400, stored.body["recorded_seq"] == e.details["recorded_seq"] {
                 return Self.replayed(stored)
             }
             let problem = Problem(e)
             let id = request.commandId, now = request.now
+            // Kept only where nothing is: a replay's document never replaces the first one's.
             try await Blocking.run {
-                try sessions.keep(SessionStore.StoredResponse(status: problem.status.code, etag: nil, body: problem.json), commandId: id, at: now)
+                try sessions.keep(SessionStore.StoredResponse(status: problem.status.code, etag: nil, body: problem.json),
+                                  commandId: id, at: now, ifAbsent: true)
             }
             throw problem
         }
@@ -161,9 +171,11 @@ extension LedgerServer {
     func keptResponse(_ commandId: String, now: Timestamp, committedAt: Timestamp?) async throws -> SessionStore.StoredResponse? {
         let sessions = self.sessions
         if let stored = try sessions.response(commandId: commandId, now: now) { return stored }
-        guard let committedAt, now.milliseconds(since: committedAt) < Self.keptResponseWait * 5 else { return nil }
+        // Committed at or before now (a command dated ahead by a test clock is not waited for).
+        guard let committedAt, (0..<Self.keptResponseWait * 5).contains(now.milliseconds(since: committedAt)) else { return nil }
         for _ in 0..<(Self.keptResponseWait / 20) {
-            try await Task.sleep(for: .milliseconds(20))
+            // Cancelled (a shutdown): the engine's replay answers, never a 500.
+            guard (try? await Task.sleep(for: .milliseconds(20))) != nil else { return nil }
             if let stored = try sessions.response(commandId: commandId, now: now) { return stored }
         }
         return nil
