@@ -18,10 +18,6 @@ final class LockFileClaim: Sendable {
     private let path: String
 
     private static let base: Int64 = 1 << 62, span: Int64 = 1 << 40
-    #if os(Linux)
-    // Linux's values (fcntl-linux.h), which Glibc's module does not export.
-    private static let getLock: Int32 = 36, setLock: Int32 = 37
-    #endif
 
     /// Claims `path`'s data file (open as `env`) for the lock file `lock`.
     /// - throws: `invalid_input` when another open of the file uses another lock file.
@@ -36,7 +32,7 @@ final class LockFileClaim: Sendable {
             close(fd)
             throw LedgerError(.storage, "\(path) was replaced while it was opened: open it again")
         }
-        guard claim() else {
+        guard RangeLock(fd: fd).lock(offset, shared: true) else {
             // No OFD locks here (another system, an old kernel): a second name is found by
             // the link count alone, which cannot see a bind mount.
             var info = stat()
@@ -56,7 +52,9 @@ final class LockFileClaim: Sendable {
     /// Refuses when another open of the data file uses another lock file.
     /// - throws: `invalid_input` at the open (`open`), `storage_error` before a write.
     func requireSole(open: Bool = false) throws {
-        if held(from: Self.base, to: offset) || held(from: offset + 1, to: Self.base + Self.span) {
+        let range = RangeLock(fd: fd)
+        if range.isHeldElsewhere(Self.base, length: offset - Self.base)
+            || range.isHeldElsewhere(offset + 1, length: Self.base + Self.span - offset - 1) {
             throw Self.twoLocks(path, open: open)
         }
     }
@@ -65,32 +63,5 @@ final class LockFileClaim: Sendable {
         LedgerError(open ? .invalidInput : .storage, "\(path) is open in another process under another name (a hard link, a "
             + "bind mount): LMDB names its lock file after the path, so writers through two names would overwrite each other's "
             + "commits; \(open ? "it was not opened" : "nothing was written"): use one name for the store", details: ["field": "db"])
-    }
-
-    private func claim() -> Bool {
-        #if os(Linux)
-        var l = flock()
-        l.l_type = Int16(F_RDLCK)
-        l.l_whence = Int16(SEEK_SET)
-        l.l_start = off_t(offset)
-        l.l_len = 1
-        return fcntl(fd, Self.setLock, &l) == 0
-        #else
-        return false
-        #endif
-    }
-
-    private func held(from start: Int64, to end: Int64) -> Bool {
-        #if os(Linux)
-        var l = flock()
-        l.l_type = Int16(F_WRLCK)
-        l.l_whence = Int16(SEEK_SET)
-        l.l_start = off_t(start)
-        l.l_len = off_t(end - start)
-        guard fcntl(fd, Self.getLock, &l) == 0 else { return false }
-        return l.l_type != Int16(F_UNLCK)
-        #else
-        return false
-        #endif
     }
 }

@@ -28,6 +28,27 @@ extension SessionStore {
         var body: JSON
     }
 
+    /// Says, to every server process on this store, that this one runs `commandId` until
+    /// ``ran(_:)``: one whose engine finds the command already committed then waits for its
+    /// kept response instead of answering with the engine's replay (two copies of a request
+    /// sent at once to two servers get one body). An OFD lock on a byte named by the id, far
+    /// past the file's end: a process that dies drops it, and a command made through the CLI
+    /// holds none, so its replay is answered at once.
+    /// - returns: whether it was taken (not when another process runs the same id).
+    func runs(_ commandId: String) -> Bool { running.lock(Self.runningByte(commandId), shared: false) }
+
+    func ran(_ commandId: String) { running.unlock(Self.runningByte(commandId)) }
+
+    /// Whether another server process runs `commandId` now.
+    func runsElsewhere(_ commandId: String) -> Bool { running.isHeldElsewhere(Self.runningByte(commandId), length: 1) }
+
+    static func runningByte(_ commandId: String) -> Int64 {
+        var id = commandId
+        let digest = id.withUTF8 { Digest.sha256(UnsafeRawBufferPointer($0)) }
+        // Below the range an Environment's lock-file claim uses (from 2⁶², LockFileClaim.swift).
+        return (1 << 61) + Int64(digest.bytes.prefix(5).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    }
+
     /// Keeps `r` as `commandId`'s response at `now`, and prunes up to ``pruneBatch`` expired ones.
     /// - parameter ifAbsent: keep nothing when a response within the retention is kept already.
     func keep(_ r: StoredResponse, commandId: String, at now: Timestamp, ifAbsent: Bool = false) throws {

@@ -65,6 +65,9 @@ final class SessionStore: Sendable {
     }
 
     let environment: Environment
+    /// Names, on the sessions file, the commands a server process is running now
+    /// (SessionStore+Responses.swift, ``runs(_:)``).
+    let running: RangeLock
     /// How long a command's first response is kept for its replays (milliseconds).
     let responseRetention: Int64
 
@@ -80,8 +83,13 @@ final class SessionStore: Sendable {
         options.mapSize = 16 << 20
         environment = try Environment(path: path, options: options)
         self.responseRetention = responseRetention
+        let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw LedgerError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        running = RangeLock(fd: fd)
         try dateUntimedResponses(now: now)
     }
+
+    deinit { close(running.fd) }
 
     private static let sessions = "sessions"   // secret hash (hex) → session JSON
     private static let devices = "devices"     // device id → last connected (ISO-8601)

@@ -62,9 +62,15 @@ import Testing
             let kept = try #require(try sessions.response(commandId: "cmd-two-servers", now: now))
             // As if the first server had committed but not yet kept its response.
             #expect(try sessions.pruneResponses(now: now.adding(milliseconds: Self.retention + Timestamp.day)) >= 1)
+            // Another process runs the command (its byte on the sessions file), keeps, then lets go.
+            let other = open(SessionStore.path(beside: h.ledger.environment.path), O_RDWR)
+            defer { close(other) }
+            let running = RangeLock(fd: other), byte = SessionStore.runningByte("cmd-two-servers")
+            #expect(running.lock(byte, shared: false))
             let keeper = Task {
                 try await Task.sleep(for: .milliseconds(300))
                 try sessions.keep(kept, commandId: "cmd-two-servers", at: now)
+                running.unlock(byte)
             }
             let started = ContinuousClock.now
             let replay = try await client.call(.post, "/v1/actions/k1/review", token: h.phone, headers: key)
@@ -72,6 +78,13 @@ import Testing
             #expect(replay.text == first.text && replay.headers[.idempotentReplayed] == "true", "\(replay.text)")
             // It waited for the keep (the answer did not merely come after it).
             #expect(ContinuousClock.now - started >= .milliseconds(250))
+            // A command no server runs (made through the CLI a moment ago, or its server gone:
+            // committed, nothing kept) is answered at once, by the engine's replay.
+            #expect(try sessions.pruneResponses(now: now.adding(milliseconds: Self.retention + Timestamp.day)) >= 1)
+            let cliStarted = ContinuousClock.now
+            let cli = try await client.call(.post, "/v1/actions/k1/review", token: h.phone, headers: key)
+            #expect(cli.json["replayed"] == .bool(true))
+            #expect(ContinuousClock.now - cliStarted < .milliseconds(1000), "\(cli.status) \(cli.text)")
         }
     }
 

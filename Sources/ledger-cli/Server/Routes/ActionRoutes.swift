@@ -103,6 +103,9 @@ extension LedgerServer {
         if !gated { await commandGate.enter(request.commandId) }
         defer { if !gated { commandGate.leave(request.commandId) } }
         let ledger = self.ledger, sessions = self.sessions
+        // Said to the other server processes until its response is kept (or it fails).
+        let announced = sessions.runs(request.commandId)
+        defer { if announced { sessions.ran(request.commandId) } }
         let result: CommandResult
         do {
             result = try await Blocking.run { try ledger.execute(request) }
@@ -116,11 +119,7 @@ extension LedgerServer {
             // A replay may come from another server process than the one that recorded it,
             // before that one kept its document: waited for as any replay is.
             let replay = e.details["replayed"] == .bool(true)
-            let recordedAt: Timestamp? = replay ? try ledger.read { r in
-                try e.details["recorded_seq"].flatMap { if case .number(let n) = $0, let s = UInt64(exactly: n) { s } else { nil } }
-                    .flatMap { try r.event($0)?.event.at }
-            } : nil
-            if let stored = replay ? try await keptResponse(request.commandId, now: request.now, committedAt: recordedAt)
+            if let stored = replay ? try await keptResponse(request.commandId, now: request.now)
                                    : try sessions.response(commandId: request.commandId, now: request.now),
                stored.status >= 400, stored.body["recorded_seq"] == e.details["recorded_seq"] {
                 return Self.replayed(stored)
@@ -134,7 +133,7 @@ extension LedgerServer {
             }
             throw problem
         }
-        if result.replayed, let stored = try await keptResponse(request.commandId, now: request.now, committedAt: result.events.first?.event.at) {
+        if result.replayed, let stored = try await keptResponse(request.commandId, now: request.now) {
             return Self.replayed(stored)
         }
         if !result.replayed && !result.events.isEmpty { metrics.commits.increment() }
@@ -162,26 +161,23 @@ extension LedgerServer {
         return LedgerServer.json(body, status: status, headers: headers)
     }
 
-    /// The response kept for `commandId`. A command another server process committed a
-    /// moment ago may not have its response kept yet (``KeyedGate`` orders one process's
-    /// requests only): for a command committed within the last ``keptResponseWait`` × 5, this
-    /// waits up to ``keptResponseWait`` for it, so both copies of a request sent at once to two
-    /// servers get the same body. Older ones (kept long ago, expired, or made through the CLI)
-    /// are answered at once.
-    func keptResponse(_ commandId: String, now: Timestamp, committedAt: Timestamp?) async throws -> SessionStore.StoredResponse? {
+    /// The response kept for `commandId`. A command another server process is running (it
+    /// committed, and has not kept its response yet: ``SessionStore/runsElsewhere(_:)``) is
+    /// waited for, up to ``keptResponseWait``, so both copies of a request sent at once to two
+    /// servers get the same body. Any other (kept long ago, expired, made through the CLI,
+    /// or its server gone) is answered at once.
+    func keptResponse(_ commandId: String, now: Timestamp) async throws -> SessionStore.StoredResponse? {
         let sessions = self.sessions
-        if let stored = try sessions.response(commandId: commandId, now: now) { return stored }
-        // Committed at or before now (a command dated ahead by a test clock is not waited for).
-        guard let committedAt, (0..<Self.keptResponseWait * 5).contains(now.milliseconds(since: committedAt)) else { return nil }
-        for _ in 0..<(Self.keptResponseWait / 20) {
+        var waited: Int64 = 0
+        while sessions.runsElsewhere(commandId), waited < Self.keptResponseWait {
             // Cancelled (a shutdown): the engine's replay answers, never a 500.
-            guard (try? await Task.sleep(for: .milliseconds(20))) != nil else { return nil }
-            if let stored = try sessions.response(commandId: commandId, now: now) { return stored }
+            guard (try? await Task.sleep(for: .milliseconds(10))) != nil else { break }
+            waited += 10
         }
-        return nil
+        return try sessions.response(commandId: commandId, now: now)
     }
 
-    /// How long a replay of a command committed a moment ago waits for its kept response (ms).
+    /// How long a replay of a command another server is running waits for its kept response (ms).
     static let keptResponseWait: Int64 = 2000
 
     /// If-Match on an unsigned change (a signed one carries the hash into the engine, which
