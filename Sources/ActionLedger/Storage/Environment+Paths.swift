@@ -22,15 +22,26 @@ extension Environment {
     /// larger file is consistent for all of them.
     static func lockFileSize(maxReaders: UInt32) -> Int { (Int(maxReaders) * 64 + 256 + 4095) / 4096 * 4096 }
 
-    /// Refuses a symbolic link as the data file, or a lock file that is a link or no plain
-    /// file; allocates the lock file's blocks (creating it when absent) so that a full disk
-    /// is a `storage_error` here, not a SIGBUS later. Runs under ``opening``.
+    /// The path LMDB is given: `path`, or where a symbolic link there leads (so the lock file
+    /// is the one beside the store itself, whichever link names it: `ledger.lmdb ->
+    /// /data/ledger.lmdb` keeps working with one lock file).
+    /// - throws: `invalid_input` for a link that leads nowhere (LMDB would create a store
+    ///   where it points).
+    static func resolve(_ path: String) throws -> String {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return path }
+        guard let resolved = realpath(path, nil) else {
+            throw LedgerError(.invalidInput, "\(path) is a symbolic link to nothing: no store is there", details: ["field": "db"])
+        }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Refuses a lock file that is a link or no plain file; allocates the lock file's blocks
+    /// (creating it when absent) so that a full disk is a `storage_error` here, not a SIGBUS
+    /// later. Runs under ``opening``, on a path ``resolve(_:)`` gave.
     static func preparePaths(_ path: String, _ options: Options, noLock: Bool) throws {
         var info = stat()
-        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
-            throw LedgerError(.invalidInput, "\(path) is a symbolic link: open the store by its own name (LMDB names its "
-                + "lock file after the path, and two names would make two writer locks)", details: ["field": "db"])
-        }
         guard !noLock else { return }
         let lock = path + "-lock", target = lockFileSize(maxReaders: options.maxReaders)
         guard lstat(lock, &info) == 0 else {

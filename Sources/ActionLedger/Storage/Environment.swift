@@ -69,7 +69,8 @@ public final class Environment: @unchecked Sendable {
     ///
     /// Clears stale reader slots left by crashed processes (`mdb_reader_check`).
     /// - throws: ``LMDBError`` when LMDB refuses the file.
-    public init(path: String, options: Options = Options()) throws {
+    public init(path given: String, options: Options = Options()) throws {
+        let path = try Environment.resolve(given)
         let (env, lock, claim) = try Environment.opening.withLock { () throws -> (OpaquePointer, FileIdentity?, LockFileClaim?) in
             var noLock = options.readOnly && options.withoutLockFile
             let env: OpaquePointer

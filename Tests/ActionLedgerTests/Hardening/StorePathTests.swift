@@ -86,13 +86,23 @@ import Testing
         #expect(Self.code { try t.ledger.run(.propose(proposal("a1"))) } == .storage)
     }
 
-    @Test func aSymbolicLinkAsTheStoreOrItsLockFileIsRefused() throws {
+    /// A symbolic link as the store opens the store it leads to, with the lock file beside
+    /// it (one lock file whichever name is used); one that leads nowhere is refused, and a
+    /// lock file that is a link is refused.
+    @Test func aSymbolicLinkAsTheStoreLeadsToItAndOneAsItsLockFileIsRefused() throws {
         let t = try TempLedger()
         try t.ledger.run(.propose(proposal("a1")))
         let alias = t.directory.appendingPathComponent("alias.lmdb").path
         #expect(symlink(t.path, alias) == 0)
-        #expect(Self.code { _ = try Ledger(path: alias, options: Ledger.Options(readOnly: true)) } == .invalidInput)
+        // Beside the open handle under the store's own name: the same lock file, no conflict.
+        let viaLink = try Ledger(path: alias)
+        try viaLink.run(.propose(proposal("a2")))
+        #expect(try t.ledger.read { try $0.head().seq } == 2)
         #expect(!FileManager.default.fileExists(atPath: alias + "-lock"))
+        let nowhere = t.directory.appendingPathComponent("nowhere.lmdb").path
+        #expect(symlink(t.directory.appendingPathComponent("missing.lmdb").path, nowhere) == 0)
+        #expect(Self.code { _ = try Ledger(path: nowhere) } == .invalidInput)
+        #expect(!FileManager.default.fileExists(atPath: t.directory.appendingPathComponent("missing.lmdb").path))
 
         // A lock file that is a link to another file: refused, read-only too, the file unchanged.
         let victim = t.directory.appendingPathComponent("victim.txt").path
