@@ -42,7 +42,10 @@ extension Environment {
     func requireFileInPlace() throws {
         if let opened = openedFile {
             var info = stat()
-            guard stat(path, &info) == 0, FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) == opened else {
+            // Through the link too (it follows): a link retargeted to another store while this
+            // process runs would leave it committing into a file `--db` no longer names.
+            guard stat(path, &info) == 0, FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) == opened,
+                  linkPath.map({ FileIdentity(path: $0) == opened }) ?? true else {
                 throw LedgerError(.storage, "\(path) was replaced or removed since this process opened it; nothing was written: "
                     + "open it again")
             }
@@ -57,6 +60,36 @@ extension Environment {
             || FileIdentity(device: UInt64(lockInfo.st_dev), inode: UInt64(lockInfo.st_ino)) != lock || lockInfo.st_nlink != 1 {
             throw LedgerError(.storage, "\(path)-lock was removed, replaced or given another name since this process opened the store: its "
                 + "writers no longer exclude each other's; nothing was written: stop every process using it, then open it again")
+        }
+    }
+
+    /// Refuses a write transaction that would build on another snapshot than the data file's
+    /// newest. LMDB numbers a write transaction from the id kept in the lock file and picks
+    /// its base meta page by that id's parity; the lock file takes the data file's id only
+    /// when its first process opens it. So a lock file some process kept open while the data
+    /// file changed without it — a new file renamed over the store (`demo --fresh` beside a
+    /// running server), commits made through another name's lock file — holds a stale id,
+    /// and a write from it overwrites the newest commits: a hostile tester lost acknowledged
+    /// writes both ways, `verify --deep` saying ok. The newest meta page's id, read from the
+    /// file, must be the one this transaction follows.
+    /// - throws: `storage`, nothing written.
+    func requireLockInStep(_ txn: Transaction) throws {
+        var fd: Int32 = -1
+        guard mdb_env_get_fd(env, &fd) == 0, fd >= 0 else { return }
+        // MDB_meta's mm_txnid: 16 bytes of page header, then magic, version, address, map
+        // size, two MDB_db records and the last page (LMDB 0.9's layout), little-endian.
+        func metaTransaction(_ page: Int) -> UInt64? {
+            var id: UInt64 = 0
+            guard pread(fd, &id, 8, off_t(page * pageSize + 144)) == 8 else { return nil }
+            return UInt64(littleEndian: id)
+        }
+        guard let first = metaTransaction(0), let second = metaTransaction(1) else { return }
+        let follows = UInt64(mdb_txn_id(txn.txn)) &- 1
+        guard max(first, second) == follows else {
+            throw LedgerError(.storage, "\(path)-lock is out of step with the store (its transaction id \(follows), the file's "
+                + "\(max(first, second))): the file was replaced, or written under another name, while a process kept the lock "
+                + "file open; nothing was written: stop every process using the store, then open it again",
+                details: ["lock_transaction": .number(Double(follows)), "file_transaction": .number(Double(max(first, second)))])
         }
     }
 

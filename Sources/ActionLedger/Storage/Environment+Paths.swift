@@ -31,74 +31,75 @@ extension Environment {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return path }
         guard let resolved = realpath(path, nil) else {
-            throw LedgerError(.invalidInput, "\(path) is a symbolic link to nothing: no store is there", details: ["field": "db"])
+            let reason = errno == ENOENT ? "leads to nothing: no store is there" : "cannot be followed: \(String(cString: strerror(errno)))"
+            throw LedgerError(.invalidInput, "\(path) is a symbolic link that \(reason)", details: ["field": "db"])
         }
         defer { free(resolved) }
         return String(cString: resolved)
     }
 
     /// Refuses a lock file that is a link or no plain file; allocates the lock file's blocks
-    /// (creating it when absent) so that a full disk is a `storage_error` here, not a SIGBUS
-    /// later. Runs under ``opening``, on a path ``resolve(_:)`` gave.
+    /// (creating it whole when absent) so that a full disk is a `storage_error` here, not a
+    /// SIGBUS later. Runs under ``opening``, on a path ``resolve(_:)`` gave.
     static func preparePaths(_ path: String, _ options: Options, noLock: Bool) throws {
         var info = stat()
         guard !noLock else { return }
-        let lock = path + "-lock", target = lockFileSize(maxReaders: options.maxReaders)
+        let lock = path + "-lock"
         guard lstat(lock, &info) == 0 else {
-            if errno == ENOENT { try allocate(lock, create: true, size: target, grow: true) }
+            if errno == ENOENT { try create(lock, size: lockFileSize(maxReaders: options.maxReaders)) }
             return
         }
         guard info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else {
             throw LedgerError(.invalidInput, "\(lock) is not a plain file of one name (a link, or another kind): LMDB would "
                 + "write its lock table into it; remove it", details: ["field": "db"])
         }
+        // Whole already, empty (LMDB sizes it, as its first opener), or open in this process
+        // (closing a descriptor of it here would drop that open's fcntl locks): nothing to do.
         let size = Int(info.st_size)
-        // Whole already, or open in this process (closing a descriptor of it here would drop
-        // that open's fcntl locks): nothing to do.
-        guard size < target || Int(info.st_blocks) * 512 < size,
+        guard size > 0, Int(info.st_blocks) * 512 < size,
               !LockFiles.isOpen(FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))) else { return }
-        try allocate(lock, create: false, size: max(size, target), grow: size < target)
+        // Its blocks only, at the size it has: every process sharing it takes its reader count
+        // from that size, so it never changes under them. No fcntl lock is taken on it (one on
+        // its first byte would make a concurrent LMDB opener skip setting its table up).
+        let fd = open(lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return try refuseLink(lock) }
+        defer { close(fd) }
+        try fallocate(fd, lock, size)
     }
 
-    /// Allocates `size` bytes of `lock`. Growing it is done only while no process has it
-    /// open: under the write lock on its first byte that LMDB's first opener takes (one that
-    /// opens meanwhile waits for it, then reads the new size); a file in use keeps its size
-    /// (every process sharing it must agree on its reader count) and gets its blocks only.
-    private static func allocate(_ lock: String, create: Bool, size: Int, grow: Bool) throws {
-        let fd = open(lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0o600)
-        guard fd >= 0 else {
-            // A link put there since the lstat: refused as above.
-            if errno == ELOOP {
-                throw LedgerError(.invalidInput, "\(lock) is a symbolic link: LMDB would write its lock table through it; "
-                    + "remove it", details: ["field": "db"])
-            }
-            // Made by another process meanwhile, a folder that is missing or not ours to write
-            // (auditor mode falls back to no lock file): LMDB's own open decides and says why.
-            return
+    /// Makes `lock` whole before anyone opens it: written in full under a temporary name and
+    /// linked into place (never over a file another process made meanwhile, which is kept).
+    private static func create(_ lock: String, size: Int) throws {
+        let temporary = lock + ".new-\(getpid())"
+        let fd = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        // A folder that is missing or not ours to write (auditor mode falls back to no lock
+        // file): LMDB's own open decides and says why.
+        guard fd >= 0 else { return }
+        defer {
+            close(fd)
+            unlink(temporary)
         }
-        defer { close(fd) }
-        var length = size
-        if grow {
-            var first = flock()
-            first.l_type = Int16(F_WRLCK)
-            first.l_whence = Int16(SEEK_SET)
-            first.l_len = 1
-            if fcntl(fd, F_SETLK, &first) != 0 {
-                var info = stat()
-                guard fstat(fd, &info) == 0 else { return }
-                length = Int(info.st_size)
-            }
-        }
-        guard length > 0 else { return }
+        fchmod(fd, 0o600)
+        try fallocate(fd, lock, size)
+        _ = link(temporary, lock)  // EEXIST: another process made it first; theirs is used
+    }
+
+    private static func fallocate(_ fd: Int32, _ lock: String, _ size: Int) throws {
         #if os(Linux)
-        // Left in place on failure (never unlinked: another process may have opened it
-        // already): the next open allocates it again, or refuses again.
-        if posix_fallocate(fd, 0, off_t(length)) == ENOSPC {
-            throw LedgerError(.storage, "no space left on the device for \(lock) (LMDB's lock file, \(length) bytes): free some "
+        if posix_fallocate(fd, 0, off_t(size)) == ENOSPC {
+            throw LedgerError(.storage, "no space left on the device for \(lock) (LMDB's lock file, \(size) bytes): free some "
                 + "space, then run the command again; the store was not opened", details: ["field": "db"])
         }
         #endif
         // Other failures (a file system without fallocate) leave LMDB's own sizing.
+    }
+
+    private static func refuseLink(_ lock: String) throws {
+        // A link put there since the lstat: refused as above.
+        if errno == ELOOP {
+            throw LedgerError(.invalidInput, "\(lock) is a symbolic link: LMDB would write its lock table through it; remove it",
+                              details: ["field": "db"])
+        }
     }
 }
 

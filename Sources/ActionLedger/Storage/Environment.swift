@@ -59,6 +59,11 @@ public final class Environment: @unchecked Sendable {
     let openedLock: FileIdentity?
     /// The lock file this handle holds open, registered in ``LockFiles`` until it closes.
     private let registeredLock: FileIdentity?
+    /// The path the caller gave, when it is a symbolic link to ``path``: it must still lead
+    /// to the opened file at every write.
+    let linkPath: String?
+    /// LMDB's page size for this file: where its second meta page starts.
+    let pageSize: Int
     /// Says on the data file which lock file this handle uses (nil without one).
     let claim: LockFileClaim?
     /// Opens run one at a time in a process: a lock file's preparation must not open and
@@ -99,7 +104,10 @@ public final class Environment: @unchecked Sendable {
         }
         self.env = env
         self.path = path
+        linkPath = path == given ? nil : given
         isReadOnly = options.readOnly
+        var stat = MDB_stat()
+        pageSize = mdb_env_stat(env, &stat) == 0 ? Int(stat.ms_psize) : 4096
         openedFile = options.readOnly ? nil : FileIdentity.of(env)
         openedLock = options.readOnly ? nil : lock
         registeredLock = lock
@@ -203,6 +211,7 @@ public final class Environment: @unchecked Sendable {
                 // Checked once the writer lock is held: a replacement renames only while holding it.
                 try run(try begin(parent: nil, flags: 0)) { txn in
                     try requireFileInPlace()
+                    try requireLockInStep(txn)
                     return try body(txn)
                 }
             }

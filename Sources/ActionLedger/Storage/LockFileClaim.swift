@@ -20,8 +20,9 @@ final class LockFileClaim: Sendable {
     private static let base: Int64 = 1 << 62, span: Int64 = 1 << 40
 
     /// Claims `path`'s data file (open as `env`) for the lock file `lock`.
+    /// - returns: nil where the system has no OFD locks (the link count was checked instead).
     /// - throws: `invalid_input` when another open of the file uses another lock file.
-    init(_ env: OpaquePointer, path: String, lock: FileIdentity) throws {
+    init?(_ env: OpaquePointer, path: String, lock: FileIdentity) throws {
         self.path = path
         let mixed = (lock.inode &* 0x9E37_79B9_7F4A_7C15) ^ (lock.device &* 0xC2B2_AE3D_27D4_EB4F)
         offset = Self.base + Int64(mixed % UInt64(Self.span))
@@ -33,13 +34,14 @@ final class LockFileClaim: Sendable {
             throw LedgerError(.storage, "\(path) was replaced while it was opened: open it again")
         }
         guard RangeLock(fd: fd).lock(offset, shared: true) else {
-            // No OFD locks here (another system, an old kernel): a second name is found by
-            // the link count alone, which cannot see a bind mount.
+            // Held by another open for another lock file cannot fail a shared lock; so no OFD
+            // locks here (another system, an old kernel, a file system without them): a second
+            // name is found by the link count alone, which cannot see a bind mount.
             var info = stat()
             let links = fstat(fd, &info) == 0 ? Int(info.st_nlink) : 1
             close(fd)
-            if links > 1 { throw Self.twoLocks(path, open: false) }
-            throw LedgerError(.storage, "cannot lock \(path): \(String(cString: strerror(errno)))")
+            if links > 1 { throw Self.twoLocks(path, open: true) }
+            return nil
         }
         do { try requireSole(open: true) } catch {
             close(fd)

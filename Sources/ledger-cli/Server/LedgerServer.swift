@@ -94,7 +94,8 @@ public final class LedgerServer: Sendable {
                               ("max-connections-per-address", configuration.maxConnectionsPerAddress)] where value < 1 {
             throw LedgerError(.invalidInput, "--\(name) \(value): expected at least 1", details: ["field": .string(name)])
         }
-        sessions = try SessionStore(path: SessionStore.path(beside: storePath), responseRetention: configuration.responseRetention,
+        // Beside the store itself (where a link --db leads): every name of it, one sessions file.
+        sessions = try SessionStore(path: SessionStore.path(beside: ledger.environment.path), responseRetention: configuration.responseRetention,
                                     now: try configuration.clock())
         authenticator = Authenticator(ledger: ledger, sessions: sessions)
         hub = try EventHub(ledger: ledger, pollInterval: configuration.pollInterval, heartbeat: configuration.heartbeat)

@@ -83,7 +83,8 @@ final class SessionStore: Sendable {
         options.mapSize = 16 << 20
         environment = try Environment(path: path, options: options)
         self.responseRetention = responseRetention
-        let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        // The file the environment opened (a link there resolved).
+        let fd = open(environment.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { throw LedgerError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))") }
         running = RangeLock(fd: fd)
         try dateUntimedResponses(now: now)

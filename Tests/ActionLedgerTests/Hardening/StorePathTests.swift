@@ -28,8 +28,6 @@ import Testing
         #expect(link(t.path, hard) == 0)
         #expect(Self.code { _ = try Ledger(path: hard) } == .invalidInput)
         #expect(Self.code { _ = try Ledger(path: hard, options: Ledger.Options(readOnly: true)) } == .invalidInput)
-        // The same name twice shares the lock file: no conflict.
-        _ = try Ledger(path: t.path, options: Ledger.Options(readOnly: true))
         try t.ledger.run(.propose(proposal("a2")))
         // Another process under the other name is refused the same way.
         let r = try LedgerProcess.run(["verify", "--db", hard])
@@ -211,5 +209,29 @@ import Testing
                 "\(created.stdout)")
         let migrate = try LedgerProcess.run(["migrate", "--db", odd])
         #expect(migrate.status == 0 && !migrate.stdout.contains("\u{202E}"), "\(migrate.stdout)")
+    }
+
+    /// A new file renamed over a store while a process keeps the old one open (`demo --fresh`
+    /// beside a running server): the lock file that process holds carries the old file's
+    /// transaction id, and a write from another process that opened the new file through it
+    /// would build on a stale meta page and overwrite the newest commits. It is refused.
+    @Test func aWriteThroughALockFileOutOfStepWithTheFileIsRefused() throws {
+        let p = try ProcessFixture("instep")
+        let holder = try Ledger(path: p.db)  // the "server": keeps the lock file open
+        try holder.link("phone")
+        // Another store, a few commits ahead, renamed over the path.
+        let other = p.path("other.lmdb")
+        try createTestClockStore(at: other)
+        do {
+            let l = try Ledger(path: other)
+            for i in 0..<5 { try l.link("other-\(i)") }
+        }
+        #expect(rename(other, p.db) == 0)
+        let before = try p.ledger(["log"]).stdout.split(separator: "\n").count
+        let r = try p.ledger(["devices", "link", "late", "--person", "quinn", "--label", "L", "--platform", "cli", "--json"])
+        #expect(r.status == 1 && r.stdout.contains("out of step"), "\(r.stdout)")
+        #expect(try p.ledger(["log"]).stdout.split(separator: "\n").count == before)
+        // The holder's own write is refused as before (its file was replaced).
+        expectLedgerError(.storage) { try holder.link("tablet") }
     }
 }

@@ -88,6 +88,27 @@ import Testing
         }
     }
 
+    /// A request under a key another server process runs now waits for it to finish before
+    /// it runs (else, committing first, it would leave that one a replay with nothing kept).
+    @Test func aKeyAnotherServerRunsIsWaitedForBeforeRunning() async throws {
+        let h = try ServerHarness()
+        try await h.test { client in
+            let other = open(SessionStore.path(beside: h.ledger.environment.path), O_RDWR)
+            defer { close(other) }
+            let running = RangeLock(fd: other), byte = SessionStore.runningByte("cmd-held")
+            #expect(running.lock(byte, shared: false))
+            let release = Task {
+                try await Task.sleep(for: .milliseconds(300))
+                running.unlock(byte)
+            }
+            let started = ContinuousClock.now
+            let r = try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("w1"),
+                                          headers: [.idempotencyKey: "cmd-held"])
+            try await release.value
+            #expect(r.status == .created && ContinuousClock.now - started >= .milliseconds(250), "\(r.text)")
+        }
+    }
+
     /// Sessions: a sign-in drops the sessions that have expired, so the table (which an open
     /// stream's re-check and a revocation read) holds only the last lifetime's.
     @Test func aSignInDropsExpiredSessions() throws {

@@ -103,8 +103,15 @@ extension LedgerServer {
         if !gated { await commandGate.enter(request.commandId) }
         defer { if !gated { commandGate.leave(request.commandId) } }
         let ledger = self.ledger, sessions = self.sessions
-        // Said to the other server processes until its response is kept (or it fails).
-        let announced = sessions.runs(request.commandId)
+        // Said to the other server processes until its response is kept (or it fails). One
+        // running the same key now goes first (up to the wait): were this one to commit first,
+        // that one would find a replay with nothing kept and nothing running.
+        var announced = sessions.runs(request.commandId), waited: Int64 = 0
+        while !announced, sessions.runsElsewhere(request.commandId), waited < Self.keptResponseWait {
+            guard (try? await Task.sleep(for: .milliseconds(10))) != nil else { break }
+            waited += 10
+            announced = sessions.runs(request.commandId)
+        }
         defer { if announced { sessions.ran(request.commandId) } }
         let result: CommandResult
         do {
