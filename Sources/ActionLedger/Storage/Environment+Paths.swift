@@ -84,6 +84,27 @@ extension Environment {
         _ = link(temporary, lock)  // EEXIST: another process made it first; theirs is used
     }
 
+    /// Whether another process has the store at `path` open: LMDB holds a shared fcntl lock
+    /// on its lock file's first byte while an environment is open. Asked (F_GETLK takes
+    /// nothing) only when this process has no environment on that lock file, since closing
+    /// the descriptor asked through would drop that environment's locks.
+    public static func isOpenElsewhere(_ path: String) -> Bool {
+        opening.withLock {
+            let lock = (try? resolve(path)).map { $0 + "-lock" } ?? path + "-lock"
+            var info = stat()
+            guard lstat(lock, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                  !LockFiles.isOpen(FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))) else { return false }
+            let fd = open(lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            var probe = flock()
+            probe.l_type = Int16(F_WRLCK)
+            probe.l_whence = Int16(SEEK_SET)
+            probe.l_len = 1
+            return fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != Int16(F_UNLCK)
+        }
+    }
+
     private static func fallocate(_ fd: Int32, _ lock: String, _ size: Int) throws {
         #if os(Linux)
         if posix_fallocate(fd, 0, off_t(size)) == ENOSPC {

@@ -1,3 +1,4 @@
+import ActionLedger
 import Foundation
 
 /// The scratch stores `import` and `demo` build beside their target (`PATH.importing-PID`,
@@ -24,7 +25,7 @@ enum AbandonedScratch {
         }
         for pid in pids {
             let store = dir + "/" + prefix + String(pid)
-            guard !lockHeld(store + "-lock"), isScratch(store) else { continue }
+            guard !Environment.isOpenElsewhere(store), isScratch(store) else { continue }
             // unlink(2), never a recursive removal: only the two files a run made.
             unlink(store)
             if isPlainFile(store + "-lock") { unlink(store + "-lock") }
@@ -50,22 +51,5 @@ enum AbandonedScratch {
     static func isPlainFile(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
-    }
-
-    /// Whether some process holds an `fcntl` lock on the first byte of `lockFile` (an open
-    /// LMDB environment does). A lock file that is missing or cannot be opened is held by no one.
-    static func lockHeld(_ lockFile: String) -> Bool {
-        let fd = open(lockFile, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var probe = flock()
-        probe.l_type = Int16(F_WRLCK)
-        probe.l_whence = Int16(SEEK_SET)
-        probe.l_start = 0
-        probe.l_len = 1
-        // F_GETLK only asks: it takes nothing, so a process opening the store meanwhile is not
-        // refused because of us.
-        guard fcntl(fd, F_GETLK, &probe) == 0 else { return true }
-        return probe.l_type != Int16(F_UNLCK)
     }
 }

@@ -234,4 +234,23 @@ import Testing
         // The holder's own write is refused as before (its file was replaced).
         expectLedgerError(.storage) { try holder.link("tablet") }
     }
+
+    /// `demo --fresh` over a store another process has open is refused (`busy`), nothing
+    /// replaced: that process's lock file would keep the old file's transaction id for the new
+    /// file's writers. Once it is gone, the store is replaced.
+    @Test func demoFreshRefusesAStoreAnotherProcessHasOpen() throws {
+        let p = try ProcessFixture("fresh")
+        let store = p.path("demo.lmdb")
+        let env = ["LEDGER_NOW": "2026-11-22T09:00:00Z"]
+        #expect(try LedgerProcess.run(["demo", "--db", store, "--json"], environment: env).status == 0)
+        let follower = try Child(LedgerProcess.binary, ["log", "--follow", "--db", store], environment: env)
+        try waitUntil("the follower printed the log", seconds: 30) { follower.stdoutSoFar.contains("store.created") }
+        let before = try StorePathTests.sha(store)
+        let refused = try LedgerProcess.run(["demo", "--fresh", "--db", store], environment: env)
+        #expect(refused.status == 20 && refused.stderr.contains("open in another process"), "\(refused.stderr)")
+        #expect(try StorePathTests.sha(store) == before)
+        follower.kill()
+        _ = try? follower.finish(within: 30)
+        #expect(try LedgerProcess.run(["demo", "--fresh", "--db", store, "--json"], environment: env).status == 0)
+    }
 }
