@@ -63,7 +63,8 @@ final class LockFileClaim: Sendable {
 
     private static func twoLocks(_ path: String, open: Bool) -> LedgerError {
         LedgerError(open ? .invalidInput : .storage, "\(path) is open in another process under another name (a hard link, a "
-            + "bind mount): LMDB names its lock file after the path, so writers through two names would overwrite each other's "
-            + "commits; \(open ? "it was not opened" : "nothing was written"): use one name for the store", details: ["field": "db"])
+            + "bind mount), or with a lock file since removed or replaced: LMDB names its lock file after the path, so writers "
+            + "with two lock files would overwrite each other's commits; \(open ? "it was not opened" : "nothing was written"): "
+            + "use one name for the store, and stop the processes holding an old lock file", details: ["field": "db"])
     }
 }

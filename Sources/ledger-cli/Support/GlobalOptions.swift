@@ -38,10 +38,9 @@ struct GlobalOptions: ParsableArguments {
     /// at least a meta page's size. Checked before LMDB opens the path, so no `-lock`
     /// file is left beside it.
     func requireStore() throws {
-        var directory: ObjCBool = false
-        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &directory)
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        guard exists, !directory.boolValue, size >= 4096 else {
+        // stat(2) follows a symbolic link, as the open will (FileManager's attributes do not).
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size >= 4096 else {
             throw LedgerError(.invalidInput, "no ledger at \(path) (set --db or LEDGER_DB; `ledger init` creates one)")
         }
         // An LMDB file's first page is a meta page carrying LMDB's magic: anything else (an

@@ -97,6 +97,9 @@ import Testing
         try viaLink.run(.propose(proposal("a2")))
         #expect(try t.ledger.read { try $0.head().seq } == 2)
         #expect(!FileManager.default.fileExists(atPath: alias + "-lock"))
+        // The CLI too (its store check follows the link, as the open does).
+        let cli = try LedgerProcess.run(["verify", "--db", alias, "--read-only"])
+        #expect(cli.status == 0 && cli.stdout.contains("ok: 2 events"), "\(cli.stdout) \(cli.stderr)")
         let nowhere = t.directory.appendingPathComponent("nowhere.lmdb").path
         #expect(symlink(t.directory.appendingPathComponent("missing.lmdb").path, nowhere) == 0)
         #expect(Self.code { _ = try Ledger(path: nowhere) } == .invalidInput)
