@@ -34,11 +34,7 @@ public struct RangeLock: Sendable {
     public func isHeldElsewhere(_ start: Int64, length: Int64) -> Bool {
         guard length > 0 else { return false }  // fcntl reads a length of 0 as "to the end"
         #if os(Linux)
-        var l = flock()
-        l.l_type = Int16(F_WRLCK)
-        l.l_whence = Int16(SEEK_SET)
-        l.l_start = off_t(start)
-        l.l_len = off_t(length)
+        var l = Self.range(start, length, type: F_WRLCK)
         guard fcntl(fd, Self.get, &l) == 0 else { return false }
         return l.l_type != Int16(F_UNLCK)
         #else
@@ -57,14 +53,20 @@ public struct RangeLock: Sendable {
     private func apply(_ command: Int32, _ start: Int64, _ length: Int64, type: Int32) -> Bool {
         guard length > 0 else { return false }
         #if os(Linux)
+        var l = Self.range(start, length, type: type)
+        return fcntl(fd, command, &l) == 0
+        #else
+        return false
+        #endif
+    }
+
+    /// The `flock` of `length` bytes from `start` (OFD locks need `l_pid` 0, as `flock()` sets it).
+    private static func range(_ start: Int64, _ length: Int64, type: Int32) -> flock {
         var l = flock()
         l.l_type = Int16(type)
         l.l_whence = Int16(SEEK_SET)
         l.l_start = off_t(start)
         l.l_len = off_t(length)
-        return fcntl(fd, command, &l) == 0
-        #else
-        return false
-        #endif
+        return l
     }
 }

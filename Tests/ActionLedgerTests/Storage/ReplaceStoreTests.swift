@@ -22,12 +22,7 @@ import Testing
         #expect(e.message.contains("replaced"))
         // Once the new file's handle under its old name is gone (a background fold may hold it
         // a moment longer), the path opens.
-        var opened: Ledger?
-        for _ in 0..<500 where opened == nil {
-            opened = try? Ledger(path: old.path)
-            if opened == nil { usleep(10_000) }
-        }
-        let reopened = try #require(opened)
+        let reopened = try openWhenReleased { try Ledger(path: old.path) }
         #expect(try reopened.read { try $0.head() } == newHead)
         #expect(try reopened.read { try $0.deviceState("laptop") } != nil)
         #expect(try reopened.read { try $0.deviceState("tablet") } == nil)
@@ -59,7 +54,8 @@ import Testing
         expectLedgerError(.invalidInput) { _ = try Ledger(path: t.path) }
         let e = try requireLedgerError(.storage) { try t.ledger.link("tablet") }
         #expect(e.message.contains("-lock was removed"), "\(e.message)")
-        try t.reopen()  // once it is closed, an open makes a new lock file and writes go on
+        t.close()  // once it is closed, an open makes a new lock file and writes go on
+        try t.reopen(retrying: true)
         try t.ledger.link("laptop")
         #expect(try t.ledger.read { try $0.head() }.seq == 2)
         #expect(try t.ledger.read { try $0.deviceState("tablet") } == nil)
