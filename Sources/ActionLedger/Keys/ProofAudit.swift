@@ -176,11 +176,15 @@ extension Ledger {
             try r.forEachView(from: try r.firstSeq(atOrAfter: max(window.from, TimeRules.earliest))) { view, decode in
                 // Engine times never go back along the log: past the window, nothing more is in it.
                 if view.at >= window.to { return false }
-                guard [.actionApproved, .actionDismissed, .actionAutoShipped].contains(view.type), window.contains(view.at),
-                      orgBytes.map({ view[view.org].elementsEqual($0) }) ?? true else { return true }
+                switch view.type {
+                case .actionApproved, .actionDismissed, .actionAutoShipped: break
+                default: return true
+                }
+                guard window.contains(view.at), orgBytes.map({ view[view.org].elementsEqual($0) }) ?? true else { return true }
+                // An auto-ship is counted from its type alone: no device, no proof to read.
+                if view.type == .actionAutoShipped { report.autoShipped += 1; return true }
                 let e = try decode()
-                guard let (level, kind) = ProofReport.classify(e) else { return true }
-                guard let level else { report.autoShipped += 1; return true }
+                guard let (level, kind) = ProofReport.classify(e), let level else { return true }
                 report.byLevel[level, default: 0] += 1
                 guard let kind else { return true }
                 if kind == .unproven { report.unprovenTotal += 1 } else { report.userVerificationUnprovenTotal += 1 }

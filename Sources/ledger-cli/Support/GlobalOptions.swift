@@ -56,13 +56,14 @@ struct GlobalOptions: ParsableArguments {
     /// writer's byte order: a store with one damaged meta page is still a store, for `verify`
     /// to call damaged.
     static func hasLMDBMagic(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return true }  // LMDB's open says why
-        defer { try? handle.close() }
-        guard let head = try? handle.read(upToCount: 65536 + 20), head.count >= 20 else { return false }
-        return [0, 4096, 8192, 16384, 32768, 65536].map { $0 + 16 }.contains { at in
-            guard head.count >= at + 4 else { return false }
-            let magic = head[at..<at + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            return magic == 0xDEC0_EFBE || magic == 0xBEEF_C0DE
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return true }  // LMDB's open says why
+        defer { close(fd) }
+        // Page 0 first (every intact store): the other offsets are read only when it fails.
+        return [0, 4096, 8192, 16384, 32768, 65536].contains { page in
+            var magic: UInt32 = 0
+            guard pread(fd, &magic, 4, off_t(page + 16)) == 4 else { return false }
+            return magic == 0xBEEF_C0DE || magic.byteSwapped == 0xBEEF_C0DE
         }
     }
 

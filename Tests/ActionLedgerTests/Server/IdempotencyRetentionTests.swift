@@ -63,14 +63,11 @@ import Testing
             // As if the first server had committed but not yet kept its response.
             #expect(try sessions.pruneResponses(now: now.adding(milliseconds: Self.retention + Timestamp.day)) >= 1)
             // Another process runs the command (its byte on the sessions file), keeps, then lets go.
-            let other = open(SessionStore.path(beside: h.ledger.environment.path), O_RDWR)
-            defer { close(other) }
-            let running = RangeLock(fd: other), byte = SessionStore.runningByte("cmd-two-servers")
-            #expect(running.lock(byte, shared: false))
+            let other = try OtherServer(h, running: "cmd-two-servers")
             let keeper = Task {
                 try await Task.sleep(for: .milliseconds(300))
                 try sessions.keep(kept, commandId: "cmd-two-servers", at: now)
-                running.unlock(byte)
+                other.finish()
             }
             let started = ContinuousClock.now
             let replay = try await client.call(.post, "/v1/actions/k1/review", token: h.phone, headers: key)
@@ -93,13 +90,10 @@ import Testing
     @Test func aKeyAnotherServerRunsIsWaitedForBeforeRunning() async throws {
         let h = try ServerHarness()
         try await h.test { client in
-            let other = open(SessionStore.path(beside: h.ledger.environment.path), O_RDWR)
-            defer { close(other) }
-            let running = RangeLock(fd: other), byte = SessionStore.runningByte("cmd-held")
-            #expect(running.lock(byte, shared: false))
+            let other = try OtherServer(h, running: "cmd-held")
             let release = Task {
                 try await Task.sleep(for: .milliseconds(300))
-                running.unlock(byte)
+                other.finish()
             }
             let started = ContinuousClock.now
             let r = try await client.call(.post, "/v1/actions", token: h.specialist, json: proposalJSON("w1"),
@@ -165,4 +159,22 @@ import Testing
         #expect(try store.pruneResponses(now: t0.adding(milliseconds: Timestamp.day + 1)) == 1)
         #expect(try store.response(commandId: "legacy", now: t0) == nil)
     }
+}
+
+/// Another server process running a command on the harness's store: a descriptor of its
+/// sessions file of its own, holding the command's byte (SessionStore+Responses.swift) until
+/// ``finish()``.
+final class OtherServer: Sendable {
+    let fd: Int32
+    let byte: Int64
+
+    init(_ h: ServerHarness, running commandId: String) throws {
+        fd = open(SessionStore.path(beside: h.ledger.environment.path), O_RDWR)
+        byte = SessionStore.runningByte(commandId)
+        #expect(fd >= 0 && RangeLock(fd: fd).lock(byte, shared: false))
+    }
+
+    func finish() { RangeLock(fd: fd).unlock(byte) }
+
+    deinit { close(fd) }
 }

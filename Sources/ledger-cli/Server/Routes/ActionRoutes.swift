@@ -106,10 +106,9 @@ extension LedgerServer {
         // Said to the other server processes until its response is kept (or it fails). One
         // running the same key now goes first (up to the wait): were this one to commit first,
         // that one would find a replay with nothing kept and nothing running.
-        var announced = sessions.runs(request.commandId), waited: Int64 = 0
-        while !announced, sessions.runsElsewhere(request.commandId), waited < Self.keptResponseWait {
-            guard (try? await Task.sleep(for: .milliseconds(10))) != nil else { break }
-            waited += 10
+        var announced = sessions.runs(request.commandId)
+        if !announced {
+            await waitWhileRunningElsewhere(request.commandId)
             announced = sessions.runs(request.commandId)
         }
         defer { if announced { sessions.ran(request.commandId) } }
@@ -174,14 +173,18 @@ extension LedgerServer {
     /// servers get the same body. Any other (kept long ago, expired, made through the CLI,
     /// or its server gone) is answered at once.
     func keptResponse(_ commandId: String, now: Timestamp) async throws -> SessionStore.StoredResponse? {
-        let sessions = self.sessions
+        await waitWhileRunningElsewhere(commandId)
+        return try sessions.response(commandId: commandId, now: now)
+    }
+
+    /// Waits while another server process runs `commandId`, up to ``keptResponseWait``.
+    private func waitWhileRunningElsewhere(_ commandId: String) async {
         var waited: Int64 = 0
         while sessions.runsElsewhere(commandId), waited < Self.keptResponseWait {
-            // Cancelled (a shutdown): the engine's replay answers, never a 500.
-            guard (try? await Task.sleep(for: .milliseconds(10))) != nil else { break }
+            // Cancelled (a shutdown): the caller goes on, never a 500.
+            guard (try? await Task.sleep(for: .milliseconds(10))) != nil else { return }
             waited += 10
         }
-        return try sessions.response(commandId: commandId, now: now)
     }
 
     /// How long a replay of a command another server is running waits for its kept response (ms).
