@@ -117,6 +117,7 @@ public struct LogReader {
     /// Visits raw stored values (hash ‖ bytes) in seq order: verification reads these
     /// without decoding.
     public func forEachRaw(from: UInt64 = 1, _ body: (_ seq: UInt64, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
+        if txn.isReadOnly { return try forEachRawAhead(from: from, body) }
         try txn.scan(dbs.events, from: Keys.u64(from)) { k, v in
             guard k.count == 8 else { throw LedgerError(.integrityFailure, "event key of \(k.count) bytes") }
             return try body(Keys.readU64(k), v)

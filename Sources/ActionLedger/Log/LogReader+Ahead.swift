@@ -1,0 +1,51 @@
+import CLMDB
+
+extension LogReader {
+    /// ``forEachRaw(from:_:)`` in a read-only snapshot: reads `window` entries ahead of
+    /// `body`, and asks the CPU for each leaf page as the cursor enters it.
+    ///
+    /// A fold does hundreds of nanoseconds of work between two events, which is enough for
+    /// the hardware to lose the stream: then every cursor step and every event's header was
+    /// a cache miss of its own, a quarter of a Today rebuild's time (Benchmarks/README.md,
+    /// seventeenth pass). The cursor's steps for a window run back to back, and a page's
+    /// lines are prefetched together, so those misses overlap. A prefetch is a hint: it
+    /// never faults and changes no result; a value larger than a page (an overflow page)
+    /// only gets its first page asked for. Values stay valid for a read-only transaction's
+    /// life (no write can move them), so the window may hold them; a write transaction
+    /// takes the plain loop.
+    func forEachRawAhead(from: UInt64, _ body: (_ seq: UInt64, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
+        let window = 16
+        let cursor = try Cursor(txn, dbs.events)
+        defer { cursor.close() }
+        var keys = [UnsafeRawBufferPointer](repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: window)
+        var values = keys
+        let pageSize = UInt(txn.environment.pageSize)
+        var page: UInt = 0
+        var entry = try cursor.seek(atLeast: Keys.u64(from))
+        while entry != nil {
+            var n = 0
+            while n < window, let (k, v) = entry {
+                keys[n] = k
+                values[n] = v
+                if let base = v.baseAddress {
+                    // LMDB's pages are a power of two in size and aligned in the map.
+                    let p = UInt(bitPattern: base) & ~(pageSize - 1)
+                    if p != page {
+                        page = p
+                        var line: UInt = 0
+                        while line < pageSize {
+                            clmdb_prefetch(UnsafeRawPointer(bitPattern: p + line))
+                            line += 64
+                        }
+                    }
+                }
+                n += 1
+                entry = try cursor.next()
+            }
+            for i in 0..<n {
+                guard keys[i].count == 8 else { throw LedgerError(.integrityFailure, "event key of \(keys[i].count) bytes") }
+                guard try body(Keys.readU64(keys[i]), values[i]) else { return }
+            }
+        }
+    }
+}
