@@ -20,19 +20,26 @@ struct PostingBuffer {
     private(set) var count = 0
     /// The lists' reserved bytes: an array grows by doubling, so up to twice what it holds.
     private var reserved = 0
+    /// The largest list's reserved bytes: what its next doubling adds at once.
+    private var largest = 0
 
     var isEmpty: Bool { count == 0 }
 
     /// The bytes held: what a memory budget counts. The lists' reserved capacity with each
-    /// one's header and allocation (~48 bytes), the keys, the table.
-    var approximateBytes: Int { reserved + lists.count * 48 + arena.capacity + keySpans.capacity * 24 + slots.count * 4 }
+    /// one's header and allocation (~48 bytes), the keys, the table; and the largest list's
+    /// next doubling, counted before it happens: one list (every event's seq in a by-time
+    /// list) grows by megabytes at once, between two of the budget's checks.
+    var approximateBytes: Int { reserved + largest + lists.count * 48 + arena.capacity + keySpans.capacity * 24 + slots.count * 4 }
 
     /// Files a posting under `key`.
     mutating func append(_ key: UnsafeRawBufferPointer, _ seq: UInt64) {
         let i = intern(key)
         let before = lists[i].capacity
         withUnsafeBytes(of: seq.bigEndian) { lists[i].append(contentsOf: $0) }
-        reserved += lists[i].capacity - before
+        if lists[i].capacity != before {
+            reserved += lists[i].capacity - before
+            largest = max(largest, lists[i].capacity)
+        }
         count += 1
     }
 
@@ -53,6 +60,7 @@ struct PostingBuffer {
     mutating func removeAllPostings() {
         for i in lists.indices { lists[i].removeAll(keepingCapacity: lists[i].count <= 4096) }
         reserved = lists.reduce(0) { $0 + $1.capacity }
+        largest = lists.reduce(0) { max($0, $1.capacity) }
         count = 0
     }
 
