@@ -97,14 +97,22 @@ public struct LogReader {
     /// - throws: `corrupt_event` when a record is malformed or carries another seq than its key.
     public func forEachView(from: UInt64 = 1,
                             _ body: (EventView, _ decode: () throws -> Event) throws -> Bool) throws {
+        // One slot for the decoded event, emptied only after an event that was decoded: an
+        // `Event?` made and destroyed per event costs its value witnesses every time, and
+        // few events are decoded in a fold.
+        var decoded: Event?, holds = false
         try forEachRaw(from: from) { seq, v in
             let view = try EventView(stored: v)
             guard view.seq == seq else { throw Self.misplaced(seq, carries: view.seq) }
-            var decoded: Event?
+            if holds {
+                decoded = nil
+                holds = false
+            }
             return try body(view) {
-                if let decoded { return decoded }
+                if holds, let decoded { return decoded }
                 let event = try EventCodec.decode(view.bytes)
                 decoded = event
+                holds = true
                 return event
             }
         }

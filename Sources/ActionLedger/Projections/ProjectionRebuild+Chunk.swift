@@ -87,15 +87,16 @@ extension ShadowBuild {
             }
             var seen: UInt64 = 0
             // The stores unretained (`stores` holds them) and the projections borrowed from a
-            // buffer: each event visits every one, and a reference count or an existential's
-            // copy per visit stalls the fold on its memory reads.
-            let folding = stores.map { ($0.0, Unmanaged.passUnretained($0.1)) }
-            try folding.withUnsafeBufferPointer { folding in
+            // buffer of their own: each event visits every one, and a reference count or an
+            // existential's copy per visit stalls the fold on its memory reads (a buffer of
+            // (projection, store) pairs copied the pair, existential and all, every time).
+            let projections = stores.map(\.0), unretained = stores.map { Unmanaged.passUnretained($0.1) }
+            try projections.withUnsafeBufferPointer { projections in
                 try reader.forEachView(from: low + 1) { view, decode in
-                    for i in folding.indices {
-                        try folding[i].1._withUnsafeGuaranteedRef { store in
+                    for i in projections.indices {
+                        try unretained[i]._withUnsafeGuaranteedRef { store in
                             guard store.checkpoint + 1 == view.seq else { return }
-                            try ProjectionRegistry.apply(view, folding[i].0, store, decode: decode)
+                            try ProjectionRegistry.apply(view, projections[i], store, decode: decode)
                         }
                     }
                     seen += 1
