@@ -169,8 +169,10 @@ final class TodayCache: FoldCache {
         }
         removed.removeAll(keepingCapacity: true)
         // Every slot is a change: a proposal, or a stored action `update` changed (one only
-        // read to be removed is not kept here).
-        for (id, p) in slots {
+        // read to be removed is not kept here). In the order of their proposals' seqs: a new
+        // action's proposal is read from the log, and reads in log order find their pages
+        // near the last one's, where the map's order sent each to a page of its own.
+        for (id, p) in slots.sorted(by: { $0.value.seq < $1.value.seq }) {
             let key = bytes(id)
             if p.isStored {
                 var item = known[p.known].item, feed = known[p.known].feed
