@@ -45,4 +45,28 @@ import Testing
         #expect(map[ByteKey(bytes: short + [0])] == nil)  // a trailing zero is a different key
         #expect(ByteKey(bytes: short).bytes == short && ByteKey(bytes: long).bytes == long)
     }
+
+    /// Keys of every length a word split can meet (0 to 33 bytes, each byte distinct, some
+    /// with the high bit set): held and read back byte for byte, equal only to themselves.
+    @Test func shortKeysOfEveryLengthKeepTheirBytes() {
+        let keys = (0...33).map { n in (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 200) } }
+        for key in keys {
+            #expect(ByteKey(bytes: key).bytes == key, "\(key.count) bytes")
+            let id = key.withUnsafeBytes { IdKey($0) }
+            if key.count <= 32 { #expect(id.inlineBytes == key, "\(key.count) bytes") }
+        }
+        #expect(Set(keys.map { ByteKey(bytes: $0) }).count == keys.count)
+        let mixed = keys + keys.map { $0.reversed() } + [[0], [0, 0], [255], [1, 255]]
+        for a in mixed {
+            for b in mixed {
+                #expect(ByteKey.precedes(ByteKey(bytes: a), ByteKey(bytes: b)) == bytesPrecede(a, b), "\(a) \(b)")
+            }
+        }
+        #expect(Set(keys.map { k in k.withUnsafeBytes { IdKey($0) } }).count == keys.count)
+        var buffer = PostingBuffer()
+        for (i, key) in keys.enumerated() { key.withUnsafeBytes { buffer.append($0, UInt64(i)) } }
+        for (i, key) in keys.enumerated() {
+            #expect(key.withUnsafeBytes { buffer.postings($0) } == withUnsafeBytes(of: UInt64(i).bigEndian) { Array($0) })
+        }
+    }
 }
