@@ -7,17 +7,18 @@
 /// entries. Nothing is written to LMDB, so a read-only transaction can do it.
 final class ProjectionOverlay {
     /// Physical key (range byte ‖ key) → value, or nil where the replay deleted a stored entry.
-    private var entries: [ByteKey: [UInt8]?] = [:]
+    // Unchecked exclusivity, as ``ProjectionStore``'s fold state: one fold's, on one thread.
+    @exclusivity(unchecked) private var entries: [ByteKey: [UInt8]?] = [:]
     /// The keys in LMDB's order, sorted on the first scan after a new key.
     private var sortedKeys: [[UInt8]]?
     /// Replayed postings by family ‖ id, in the order they were filed (seq order).
-    private(set) var postings = PostingBuffer()
+    @exclusivity(unchecked) private(set) var postings = PostingBuffer()
     /// With `digestOnly`, postings are not kept: only each list's digest and count, so a
     /// fold of the whole log in memory (`rebuild --verify`) holds memory ∝ lists, not events.
     let digestOnly: Bool
     private(set) var listDigests: [[UInt8]: ProjectionStore.ListDigest] = [:]
     /// The bytes of keys and values held (a rebuild's memory budget counts them).
-    private(set) var entryBytes = 0
+    @exclusivity(unchecked) private(set) var entryBytes = 0
 
     init(digestOnly: Bool = false) { self.digestOnly = digestOnly }
 

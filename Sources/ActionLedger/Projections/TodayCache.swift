@@ -70,9 +70,11 @@ final class TodayCache: FoldCache {
     /// Action id → its pending state, for the actions this fold touched. Keyed by
     /// ``IdKey`` (no reference to count; hashed in a few words) from the id's bytes as the
     /// fold reads them in place.
-    private var slots: [IdKey: Pending] = [:]
+    // Unchecked exclusivity, as ``ProjectionStore``'s fold state: one fold's, on one thread;
+    // `update`'s change closures edit the one value they are lent and never reach the cache.
+    @exclusivity(unchecked) private var slots: [IdKey: Pending] = [:]
     /// Stored items this fold removed: action id → the feed key the store holds it under.
-    private var removed: [IdKey: [UInt8]] = [:]
+    @exclusivity(unchecked) private var removed: [IdKey: [UInt8]] = [:]
     /// The bytes of the ids longer than an ``IdKey`` holds inline (rare).
     private var longIds: [IdKey: [UInt8]] = [:]
 
