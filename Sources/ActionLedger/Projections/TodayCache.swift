@@ -171,35 +171,47 @@ final class TodayCache: FoldCache {
         }
         removed.removeAll(keepingCapacity: true)
         // Every slot is a change: a proposal, or a stored action `update` changed (one only
-        // read to be removed is not kept here). In the order of their proposals' seqs: a new
-        // action's proposal is read from the log, and reads in log order find their pages
-        // near the last one's, where the map's order sent each to a page of its own.
-        for (id, p) in slots.sorted(by: { $0.value.seq < $1.value.seq }) {
-            let key = bytes(id)
-            if p.isStored {
-                var item = known[p.known].item, feed = known[p.known].feed
-                item.contentSeq = p.contentSeq
-                item.steps = try p.steps.array()
-                item.heldUntil = p.heldUntil
-                item.edits = p.edits
-                try store.put(TodayProjection.items, key: key, value: item.encoded)
-                guard p.feedChanged else { continue }
-                feed.heldUntil = p.heldUntil
-                try store.put(TodayProjection.feed, key: item.feedKey, value: feed.encoded)
+        // read to be removed is not kept here). A new action whose proposal the fold only
+        // noted by seq has it read from the log, in seq order: reads in log order find their
+        // pages near the last one's, where the map's order sent each to a random page.
+        var unread: [(IdKey, Pending)] = []
+        for (id, p) in slots {
+            if !p.isStored, p.known < 0 {
+                unread.append((id, p))
             } else {
-                var (item, feed) = try p.known >= 0 ? (known[p.known].item, known[p.known].feed)
-                    : TodayProjection.newItem(text(id), proposalSeq: p.seq, store)
-                item.contentSeq = p.contentSeq
-                item.steps = try p.steps.array()
-                item.heldUntil = p.heldUntil
-                item.edits = p.edits
-                feed.heldUntil = p.heldUntil
-                try store.insert(TodayProjection.items, key: key, value: item.encoded)
-                try store.insert(TodayProjection.feed, key: item.feedKey, value: feed.encoded)
+                try write(id, p, into: store)
             }
         }
+        unread.sort { $0.1.seq < $1.1.seq }
+        for (id, p) in unread { try write(id, p, into: store) }
         slots.removeAll(keepingCapacity: true)
         known.removeAll(keepingCapacity: true)
         longIds.removeAll()
+    }
+
+    /// Writes one pending action's item and feed entry.
+    private func write(_ id: IdKey, _ p: Pending, into store: ProjectionStore) throws {
+        let key = bytes(id)
+        if p.isStored {
+            var item = known[p.known].item, feed = known[p.known].feed
+            item.contentSeq = p.contentSeq
+            item.steps = try p.steps.array()
+            item.heldUntil = p.heldUntil
+            item.edits = p.edits
+            try store.put(TodayProjection.items, key: key, value: item.encoded)
+            guard p.feedChanged else { return }
+            feed.heldUntil = p.heldUntil
+            try store.put(TodayProjection.feed, key: item.feedKey, value: feed.encoded)
+        } else {
+            var (item, feed) = try p.known >= 0 ? (known[p.known].item, known[p.known].feed)
+                : TodayProjection.newItem(text(id), proposalSeq: p.seq, store)
+            item.contentSeq = p.contentSeq
+            item.steps = try p.steps.array()
+            item.heldUntil = p.heldUntil
+            item.edits = p.edits
+            feed.heldUntil = p.heldUntil
+            try store.insert(TodayProjection.items, key: key, value: item.encoded)
+            try store.insert(TodayProjection.feed, key: item.feedKey, value: feed.encoded)
+        }
     }
 }
