@@ -21,6 +21,7 @@ extension LogReader {
         var values = keys
         let pageSize = UInt(txn.environment.pageSize)
         var page: UInt = 0
+        var failed: (any Error)?
         var entry = try cursor.seek(atLeast: Keys.u64(from))
         while entry != nil {
             var n = 0
@@ -40,12 +41,18 @@ extension LogReader {
                     }
                 }
                 n += 1
-                entry = try cursor.next()
+                // A step that fails (a damaged page) fails after the entries before it are
+                // visited, as in the plain loop: what a check reports stays where it was.
+                do { entry = try cursor.next() } catch {
+                    failed = error
+                    entry = nil
+                }
             }
             for i in 0..<n {
                 guard keys[i].count == 8 else { throw LedgerError(.integrityFailure, "event key of \(keys[i].count) bytes") }
                 guard try body(Keys.readU64(keys[i]), values[i]) else { return }
             }
         }
+        if let failed { throw failed }
     }
 }
