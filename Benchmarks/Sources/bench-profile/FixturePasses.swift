@@ -30,6 +30,8 @@ enum FixturePasses {
                 let trace = ProcessInfo.processInfo.environment["HEAP_TRACE"] != nil, base = HeapProbe.inUse()
                 var options = RebuildOptions()
                 if let n = ProcessInfo.processInfo.environment["BENCH_WRITE_PART"].flatMap(Int.init) { options.writePart = n }
+                // BENCH_BUDGET_MIB=4: the rebuilds' memory budget (RebuildOptions.memoryBudget), in MiB.
+                if let n = ProcessInfo.processInfo.environment["BENCH_BUDGET_MIB"].flatMap(Int.init) { options.memoryBudget = n << 20 }
                 rebuild = try seconds { _ = try l.rebuild(names, options: options) {
                     probe.sample($0.checkpoint)
                     if trace { print("  seq \($0.checkpoint): heap \((HeapProbe.inUse() - base) / 1024) KB") }
