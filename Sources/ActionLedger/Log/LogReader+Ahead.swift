@@ -20,6 +20,13 @@ extension LogReader {
         var keys = [UnsafeRawBufferPointer](repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: window)
         var values = keys
         let pageSize = UInt(txn.environment.pageSize)
+        // Pages lie at multiples of the page size from the map's start, which the OS aligns
+        // only to its own page (a store made with 16 KiB pages, read where pages are 4 KiB):
+        // the mask is taken relative to it. The map stays put while a read runs (a resize
+        // waits for every reader).
+        var info = MDB_envinfo()
+        mdb_env_info(txn.environment.env, &info)
+        let map = UInt(bitPattern: info.me_mapaddr)
         var page: UInt = 0
         var failed: (any Error)?
         var entry = try cursor.seek(atLeast: Keys.u64(from))
@@ -28,9 +35,9 @@ extension LogReader {
             while n < window, let (k, v) = entry {
                 keys[n] = k
                 values[n] = v
-                if let base = v.baseAddress {
-                    // LMDB's pages are a power of two in size and aligned in the map.
-                    let p = UInt(bitPattern: base) & ~(pageSize - 1)
+                if map != 0, let base = v.baseAddress, UInt(bitPattern: base) >= map {
+                    // LMDB's pages are a power of two in size.
+                    let p = map + ((UInt(bitPattern: base) - map) & ~(pageSize - 1))
                     if p != page {
                         page = p
                         var line: UInt = 0
