@@ -26,8 +26,13 @@ extension ShadowBuild {
             others.start(i) { try build.foldGroup(group, options, budget, i + 1, through: head) { _, _, _ in } }
         }
         let mine = Result { try foldGroup(groups[0], options, budget, 0, through: head, report) }
+        // Every thread is waited for, failed or not (none may read past this call), and of
+        // several failures the one at the lowest seq is reported: the first event the log
+        // cannot fold, whichever thread met it, as a fold on one thread would report it.
+        let results = [mine] + others.wait()
+        if let failure = Self.earliestFailure(results) { throw failure }
         var chunk = try mine.get()
-        for result in others.wait() {
+        for result in results.dropFirst() {
             let theirs = try result.get()
             chunk.folds += theirs.folds
             chunk.applied = max(chunk.applied, theirs.applied)
@@ -37,6 +42,17 @@ extension ShadowBuild {
         let order = Dictionary(uniqueKeysWithValues: pending.enumerated().map { ($1.name, $0) })
         chunk.folds.sort { order[$0.projection.name]! < order[$1.projection.name]! }
         return chunk
+    }
+
+    /// Of the failed groups' errors, the one naming the lowest seq (an error naming none
+    /// counts as the lowest: it is no fold's).
+    static func earliestFailure(_ results: [Result<Chunk, any Error>]) -> (any Error)? {
+        func seq(_ e: any Error) -> Double {
+            guard let e = e as? LedgerError, case .number(let n)? = e.details["seq"] else { return -1 }
+            return n
+        }
+        let errors = results.compactMap { r -> (any Error)? in if case .failure(let e) = r { return e } else { return nil } }
+        return errors.min { seq($0) < seq($1) }
     }
 
     /// Splits `projections` into `count` groups of about equal ``Projection/foldCost``

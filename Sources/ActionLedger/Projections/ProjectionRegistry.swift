@@ -167,9 +167,21 @@ public struct ProjectionRegistry: Sendable {
 
     /// `error` reworded, its details naming the projection (`verify --deep` reports which
     /// projection a fold of the stored state failed in).
-    private static func naming(_ projection: String, _ error: LedgerError, _ message: String) -> LedgerError {
+    /// A fold's failure as queries.md states it: `projection_stale` naming the projection and
+    /// the seq. A command's refusal raised inside a fold (`unknown_device` for a tap by a
+    /// device the fold has no record of: damaged bytes, or a bug) is no refusal of anything
+    /// the caller asked, so it becomes `projection_stale` with the refusal's code as
+    /// `cause`; bytes that do not decode stay `corrupt_event`, and storage, integrity and
+    /// lock failures keep their codes.
+    private static func naming(_ projection: String, _ seq: UInt64, _ error: LedgerError, _ message: String) -> LedgerError {
         var details = error.details
         details["projection"] = .string(projection)
+        details["seq"] = .number(Double(seq))
+        let kept: [LedgerError.Code] = [.corruptEvent, .projectionStale, .storage, .integrityFailure, .readOnly, .busy, .migrationRequired]
+        guard kept.contains(error.code) else {
+            details["cause"] = .string(error.code.rawValue)
+            return LedgerError(.projectionStale, message, details: details)
+        }
         return LedgerError(error.code, message, details: details)
     }
 
@@ -183,7 +195,7 @@ public struct ProjectionRegistry: Sendable {
         do {
             try projection.apply(view, to: store, decode: decode)
         } catch let error as LedgerError {
-            throw naming(store.name, error, "projection \(store.name) cannot apply seq \(view.seq): \(error.message)")
+            throw naming(store.name, view.seq, error, "projection \(store.name) cannot apply seq \(view.seq): \(error.message)")
         }
         store.checkpoint = view.seq
     }
@@ -197,7 +209,7 @@ public struct ProjectionRegistry: Sendable {
         do {
             try projection.apply(event, to: store)
         } catch let error as LedgerError {
-            throw naming(store.name, error, "projection \(store.name) cannot apply seq \(event.seq): \(error.message)")
+            throw naming(store.name, event.seq, error, "projection \(store.name) cannot apply seq \(event.seq): \(error.message)")
         }
         store.checkpoint = event.seq
     }

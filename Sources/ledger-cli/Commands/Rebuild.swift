@@ -40,6 +40,10 @@ struct Rebuild: LedgerSubcommand {
         let ledger = try global.open(write: !verify)
         var options = RebuildOptions(verify: verify)
         options.batchSize = batchSize
+        // A shift past the word would wrap (2⁴³ MiB read as 0 bytes): refused, named.
+        guard memoryMiB <= Int.max >> 20 else {
+            throw LedgerError(.invalidInput, "--memory-mib \(memoryMiB) is too large: at most \(Int.max >> 20)", details: ["field": "memory-mib"])
+        }
         options.memoryBudget = memoryMiB << 20
         options.pauseMilliseconds = pauseMilliseconds
         let meter = ProgressMeter(terminal: isatty(2) != 0)

@@ -40,4 +40,38 @@ import Testing
         let rebuild = expectLedgerError(.projectionStale) { try t.ledger.rebuild(["today"]) }
         #expect(rebuild?.message.contains("seq 4") == true)
     }
+
+    /// A refusal a projection's code raises inside a fold (a tap by a device no one linked,
+    /// as damaged bytes could read) is `projection_stale` naming the seq, with the refusal
+    /// as `cause` — not the refusal's own code, which would read as a refused command. A
+    /// rebuild folds its projections on several threads and reports the failure at the
+    /// lowest seq, as `rebuild --verify` (one thread) does.
+    @Test func aRefusalInsideAFoldIsReportedAsStaleAtTheLowestSeqByBothRebuilds() throws {
+        let t = try TempLedger(), l = t.ledger!
+        try l.link("iphone")
+        try l.run(.propose(proposal("a1", stakes: .low, confidence: 0.1)))
+        try l.run(.tap(.approve, actionId: "a1", device: "iphone"))
+        let content = proposal("a1").proposal.contentHash
+        try l.run(.propose(proposal("a2")))
+        let head = try l.read { try $0.head().seq }
+        // At head + 1, a review of a2 by a device never linked (the devices projection
+        // refuses it); at head + 2, a second approval of a1 (Today cannot remove it again).
+        let ghost = Event(seq: head + 1, at: t0, actor: "quinn", device: "ghost", commandId: "cmd-ghost", org: "quinn-co",
+                          person: "quinn", actionId: "a2",
+                          payload: .reviewed(Tap(contentHash: proposal("a2").proposal.contentHash, policyVersion: 0)))
+        let again = Event(seq: head + 2, at: t0, actor: "quinn", device: "iphone", commandId: "cmd-again", org: "quinn-co",
+                          person: "quinn", actionId: "a1",
+                          payload: .approved(Approval(contentHash: content, policyVersion: 0, rule: Policy.Rule.lowOneTap,
+                                                      stakes: .low, userVerified: false)))
+        try l.append(verbatim: [(ghost, nil), (again, nil)])
+        for verify in [true, false] {
+            let e = expectLedgerError(.projectionStale) { try l.rebuild(options: RebuildOptions(verify: verify)) }
+            #expect(e?.details["seq"] == .number(Double(head + 1)), "verify: \(verify)")
+            #expect(e?.details["projection"] == .string("devices"), "verify: \(verify)")
+            #expect(e?.details["cause"] == .string("unknown_device"), "verify: \(verify)")
+        }
+        // Today alone fails at its own event.
+        let today = expectLedgerError(.projectionStale) { try l.rebuild(["today"]) }
+        #expect(today?.details["seq"] == .number(Double(head + 2)))
+    }
 }

@@ -58,6 +58,11 @@ import Testing
         #expect(try t.ledger!.environment.read { txn in
             try t.ledger!.registry.projections.compactMap { try t.ledger!.registry.meta($0.name, rebuild: true, in: txn) }
         }.isEmpty)
+        // A budget whose bytes do not fit a word is named too large, not "not positive".
+        for mib in ["8796093022208", "9223372036854775807"] {
+            let huge = try LedgerProcess.run(["rebuild", "--db", t.path, "--memory-mib", mib])
+            #expect(huge.status == LedgerError.Code.invalidInput.exitStatus && huge.stderr.contains("too large"), "\(huge.stderr)")
+        }
         let small = try LedgerProcess.run(["rebuild", "--db", t.path, "--batch-size", "3", "--json"])
         #expect(small.status == 0)
         #expect(try t.ledger!.rebuild(options: RebuildOptions(verify: true)).allSatisfy { $0.difference == nil })
