@@ -30,7 +30,7 @@ extension ShadowBuild {
         // several failures the one at the lowest seq is reported: the first event the log
         // cannot fold, whichever thread met it, as a fold on one thread would report it.
         let results = [mine] + others.wait()
-        if let failure = Self.earliestFailure(results) { throw failure }
+        if let failure = Self.earliestFailure(results, order: pending.map(\.name)) { throw failure }
         var chunk = try mine.get()
         for result in results.dropFirst() {
             let theirs = try result.get()
@@ -44,15 +44,17 @@ extension ShadowBuild {
         return chunk
     }
 
-    /// Of the failed groups' errors, the one naming the lowest seq (an error naming none
-    /// counts as the lowest: it is no fold's).
-    static func earliestFailure(_ results: [Result<Chunk, any Error>]) -> (any Error)? {
-        func seq(_ e: any Error) -> Double {
-            guard let e = e as? LedgerError, case .number(let n)? = e.details["seq"] else { return -1 }
-            return n
+    /// Of the failed groups' errors, the one naming the lowest seq, and at one seq the
+    /// projection asked for first (the one a fold on one thread applies first); an error
+    /// naming no seq (storage) only when no error names one.
+    static func earliestFailure(_ results: [Result<Chunk, any Error>], order: [String]) -> (any Error)? {
+        func rank(_ e: any Error) -> (Double, Int) {
+            guard let e = e as? LedgerError, case .number(let seq)? = e.details["seq"] else { return (.infinity, .max) }
+            guard case .string(let name)? = e.details["projection"] else { return (seq, .max) }
+            return (seq, order.firstIndex(of: name) ?? .max)
         }
         let errors = results.compactMap { r -> (any Error)? in if case .failure(let e) = r { return e } else { return nil } }
-        return errors.min { seq($0) < seq($1) }
+        return errors.min { rank($0) < rank($1) }
     }
 
     /// Splits `projections` into `count` groups of about equal ``Projection/foldCost``

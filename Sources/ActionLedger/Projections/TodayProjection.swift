@@ -187,7 +187,22 @@ public struct TodayProjection: Projection {
     /// `proposalSeq`, ranked under the org's policy the fold holds.
     static func newItem(_ id: String, proposalSeq seq: UInt64, _ store: ProjectionStore) throws -> (Item, FeedEntry) {
         guard let log = store.log else { preconditionFailure("today folds need the log") }
-        let built = try log.withRawEvent(seq) { raw -> (Item, FeedEntry) in
+        // The proposal was noted by seq when folded and is read only now: a failure names
+        // that seq, as if the fold had failed there.
+        let built: (Item, FeedEntry)?
+        do { built = try readItem(id, seq, log, store) } catch let e as LedgerError where e.details["seq"] == nil {
+            var details = e.details
+            details["projection"] = .string("today")
+            details["seq"] = .number(Double(seq))
+            throw LedgerError(e.code, "projection today cannot apply seq \(seq): \(e.message)", details: details)
+        }
+        guard let built else { throw LedgerError(.projectionStale, "the proposal of pending action \(id) is not at seq \(seq)",
+                                                 details: ["projection": "today", "seq": .number(Double(seq))]) }
+        return built
+    }
+
+    private static func readItem(_ id: String, _ seq: UInt64, _ log: LogReader, _ store: ProjectionStore) throws -> (Item, FeedEntry)? {
+        try log.withRawEvent(seq) { raw -> (Item, FeedEntry) in
             let v = try EventView(stored: raw)
             let f = try v.proposalFacts()
             let kind = v.string(f.kind)
@@ -198,8 +213,6 @@ public struct TodayProjection: Projection {
             let feed = FeedEntry(actionId: id, heldUntil: nil, expiresAt: f.expiresAt, specialist: v.string(f.specialist), kind: kind)
             return (item, feed)
         }
-        guard let built else { throw LedgerError(.projectionStale, "the proposal of pending action \(id) is not at seq \(seq)") }
-        return built
     }
 
     /// The policy the fold holds for `org` (the built-in one until its first `policy.set`),
@@ -250,50 +263,6 @@ public struct TodayProjection: Projection {
             moved.stakes = m.to
             try store.put(Self.feed, key: moved.feedKey, value: value)
             try store.put(Self.items, key: m.id, value: moved.encoded)
-        }
-    }
-}
-
-extension TodayProjection {
-    /// A feed entry's value: enough to filter (holds, expiry) and group (specialist,
-    /// kind) without reading the item.
-    struct FeedEntry {
-        var actionId: String
-        var heldUntil: Timestamp?
-        var expiresAt: Timestamp?
-        var specialist: String
-        var kind: String
-
-        var encoded: [UInt8] {
-            var w = BinaryWriter(capacity: 64)
-            w.string(actionId)
-            w.optional(heldUntil) { $0.timestamp($1) }
-            w.optional(expiresAt) { $0.timestamp($1) }
-            w.string(specialist)
-            w.string(kind)
-            return w.bytes
-        }
-
-        init(actionId: String, heldUntil: Timestamp?, expiresAt: Timestamp?, specialist: String, kind: String) {
-            self.actionId = actionId
-            self.heldUntil = heldUntil
-            self.expiresAt = expiresAt
-            self.specialist = specialist
-            self.kind = kind
-        }
-
-        init(decoding b: UnsafeRawBufferPointer) throws {
-            var r = BinaryReader(b)
-            actionId = try r.string()
-            heldUntil = try r.optional { try $0.timestamp() }
-            expiresAt = try r.optional { try $0.timestamp() }
-            specialist = try r.string()
-            kind = try r.string()
-        }
-
-        /// Whether it needs its person at `now`: no hold running past now, not expired.
-        func isDue(at now: Timestamp) -> Bool {
-            !(heldUntil.map { $0 > now } ?? false) && !(expiresAt.map { $0 <= now } ?? false)
         }
     }
 }

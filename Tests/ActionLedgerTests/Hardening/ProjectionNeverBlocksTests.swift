@@ -73,5 +73,26 @@ import Testing
         // Today alone fails at its own event.
         let today = expectLedgerError(.projectionStale) { try l.rebuild(["today"]) }
         #expect(today?.details["seq"] == .number(Double(head + 2)))
+        #expect(today?.details["cause"] == nil)  // Today's own refusal: no other code to name
+    }
+
+    /// Of failures on several threads, the lowest seq wins, and at one seq the projection
+    /// asked for first; one naming no seq only when none names one.
+    @Test func theEarliestFailureIsTheLowestSeqThenTheFirstProjection() {
+        func failure(_ seq: Int?, _ name: String?) -> Result<ShadowBuild.Chunk, any Error> {
+            var details: JSONObject = [:]
+            if let seq { details["seq"] = .number(Double(seq)) }
+            if let name { details["projection"] = .string(name) }
+            return .failure(LedgerError(.projectionStale, "\(name ?? "-") \(seq ?? -1)", details: details))
+        }
+        let order = ["today", "autoshipped", "audit", "devices", "activity"]
+        func earliest(_ r: [Result<ShadowBuild.Chunk, any Error>]) -> String? {
+            (ShadowBuild.earliestFailure(r, order: order) as? LedgerError)?.message
+        }
+        #expect(earliest([failure(348, "audit"), failure(309, "devices")]) == "devices 309")
+        #expect(earliest([failure(90, "audit"), failure(90, "today")]) == "today 90")
+        #expect(earliest([failure(nil, nil), failure(500, "activity")]) == "activity 500")
+        #expect(earliest([.success(ShadowBuild.Chunk()), failure(nil, nil)]) == "- -1")
+        #expect(earliest([.success(ShadowBuild.Chunk())]) == nil)
     }
 }
