@@ -102,7 +102,12 @@ public struct LogReader {
         // few events are decoded in a fold.
         var decoded: Event?, holds = false
         try forEachRaw(from: from) { seq, v in
-            let view = try EventView(stored: v)
+            let view: EventView
+            do { view = try EventView(stored: v) } catch let e as LedgerError where e.details["seq"] == nil {
+                var details = e.details
+                details["seq"] = .number(Double(seq))
+                throw LedgerError(e.code, "seq \(seq): \(e.message)", details: details)
+            }
             guard view.seq == seq else { throw Self.misplaced(seq, carries: view.seq) }
             if holds {
                 decoded = nil

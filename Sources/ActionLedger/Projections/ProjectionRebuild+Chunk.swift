@@ -133,7 +133,7 @@ extension ShadowBuild {
 
     func shadowMeta(_ p: any Projection, _ txn: Transaction) throws -> ProjectionMeta {
         guard let meta = try registry.meta(p.name, rebuild: true, in: txn), meta.version == p.version else {
-            throw LedgerError(.projectionStale, "the rebuild record of \(p.name) vanished: another process reset it")
+            throw LedgerError(.projectionStale, "the rebuild record of \(p.name) is gone or of another version: another process reset it, or the store is damaged (`ledger verify --deep`)")
         }
         return meta
     }

@@ -199,7 +199,7 @@ struct ShadowBuild: Sendable {
         var shadows: [(any Projection, ProjectionMeta, ProjectionStore)] = []
         for p in pending {
             guard let meta = try registry.meta(p.name, rebuild: true, in: txn), meta.version == p.version else {
-                throw LedgerError(.projectionStale, "the rebuild record of \(p.name) vanished: another process reset it")
+                throw LedgerError(.projectionStale, "the rebuild record of \(p.name) is gone or of another version: another process reset it, or the store is damaged (`ledger verify --deep`)")
             }
             guard let store = try registry.store(for: p, meta: meta, in: txn) else { continue }
             shadows.append((p, meta, store))

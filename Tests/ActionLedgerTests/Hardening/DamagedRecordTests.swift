@@ -60,6 +60,19 @@ import Testing
         }
         #expect(code { _ = try l.read { try $0.event(seq) } } == .corruptEvent)
         #expect(code { try l.read { try $0.forEachView(from: seq) { _, _ in true } } } == .corruptEvent)
+        // The view's refusal names the seq it was read at, and so does a rebuild's.
+        do {
+            try l.read { try $0.forEachView(from: 1) { _, _ in true } }
+            Issue.record("a damaged time was read")
+        } catch let e as LedgerError {
+            #expect(e.details["seq"] == .number(Double(seq)), "\(e.message)")
+        }
+        do {
+            _ = try l.rebuild()
+            Issue.record("a damaged time was folded")
+        } catch let e as LedgerError {
+            #expect(e.code == .corruptEvent && e.details["seq"] == .number(Double(seq)), "\(e.message)")
+        }
         // Formatting any time never traps either (a payload time is not range-checked).
         #expect(Timestamp(milliseconds: .min).iso8601.hasSuffix("Z"))
         #expect(Timestamp(milliseconds: .max).iso8601.hasSuffix("Z"))
