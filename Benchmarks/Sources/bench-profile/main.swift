@@ -19,6 +19,8 @@ import Foundation
 //   bench-profile floor-rebuild       the sorted-append floor for the fixture's projections
 //   bench-profile callers-floor <n>   16 callers (verifying P-256, or not) over a raw LMDB group
 //                                     commit, beside the engine's callers (CallersFloor.swift)
+//   bench-profile single-floor <n>   single durable approvals: raw commit, the cheapest approval's
+//                                     commit over raw LMDB, the engine (SingleFloor.swift)
 //   bench-profile rebuild <events>    every projection rebuilt (of $BENCH_STORE, else of a fresh
 //                                     ingest; $BENCH_BATCH events per transaction)
 //   bench-profile fixture             builds the cached 1M-event fixture (make bench would)
@@ -34,7 +36,7 @@ let workload = args.count > 1 ? args[1] : "ingest"
 let count = args.count > 2 ? Int(args[2])! : 20_000
 let path = Scratch.fresh("profile-\(workload)")
 // Group commit only matters when commits wait for the disk: that workload is durable.
-let l = try EngineSetup.ledger(at: path, unsafeNoSync: !["concurrent", "signed", "ingest-durable", "bursts", "callers-floor"].contains(workload))
+let l = try EngineSetup.ledger(at: path, unsafeNoSync: !["concurrent", "signed", "ingest-durable", "bursts", "callers-floor", "single-floor"].contains(workload))
 let started = Date()
 switch workload {
 case "ingest":
@@ -193,6 +195,8 @@ case "floor-rebuild":
     try Floor.rebuild()
 case "callers-floor":
     try CallersFloor.run(approvals: count)
+case "single-floor":
+    try SingleFloor.run(commits: count)
 case "rebuild":
     // Rebuilds every projection of the store at $BENCH_STORE (default: a fresh ingest of `count`).
     let store = ProcessInfo.processInfo.environment["BENCH_STORE"].map { try! Ledger(path: $0) } ?? {
