@@ -36,8 +36,7 @@ let package = Package(
         // Turns the benchmark export into the ratio table and results/latest.json.
         .executableTarget(name: "bench-report", swiftSettings: [.swiftLanguageMode(.v6)]),
         // One workload in a plain process, for valgrind/perf.
-        .executableTarget(name: "bench-profile", dependencies: ["BenchSupport", "Baselines", "BenchLMDB", engine,
-                                                              .product(name: "Crypto", package: "swift-crypto")],
+        .executableTarget(name: "bench-profile", dependencies: ["BenchSupport", "Baselines", "BenchLMDB", engine],
                           swiftSettings: [.swiftLanguageMode(.v6)]),
         .executableTarget(
             name: "Durable",

@@ -62,16 +62,7 @@ public final class CheapestShapeLog: @unchecked Sendable {
                     throw BaselineError(description: "duplicate \(action)")
                 }
                 actionKey.append(contentsOf: seqBytes)                       // 21 bytes in the engine
-                // The chain: SHA-256 of the previous hash and the event, kept in the value's head.
-                var hasher = SHA256()
-                hasher.update(data: chain)
-                stored.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[32...])) }
-                hasher.finalize().withUnsafeBytes { b in
-                    for i in 0..<32 {
-                        chain[i] = b[i]
-                        stored[i] = b[i]
-                    }
-                }
+                chainStoredValue(&chain, &stored)
                 for i in 0..<8 {
                     feedKey[2 + i] = seqBytes[i]
                     feedValue[i] = seqBytes[i]
@@ -105,6 +96,20 @@ public final class CheapestShapeLog: @unchecked Sendable {
                 var vv = MDB_val(mv_size: vb.count, mv_data: UnsafeMutableRawPointer(mutating: vb.baseAddress))
                 try check(mdb_put(txn, dbi, &kv, &vv, flags), "mdb_put")
             }
+        }
+    }
+}
+
+/// The chain: SHA-256 of the previous hash (`chain`) and the event (`stored` past its
+/// 32-byte head), written into both the chain and the stored value's head, allocation-free.
+public func chainStoredValue(_ chain: inout [UInt8], _ stored: inout [UInt8]) {
+    var hasher = SHA256()
+    hasher.update(data: chain)
+    stored.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[32...])) }
+    hasher.finalize().withUnsafeBytes { b in
+        for i in 0..<32 {
+            chain[i] = b[i]
+            stored[i] = b[i]
         }
     }
 }

@@ -2,7 +2,6 @@ import ActionLedger
 import Baselines
 import BenchLMDB
 import BenchSupport
-import Crypto
 import Foundation
 
 /// `bench-profile single-floor <commits>`: the floor of any design for issue 12's "single
@@ -103,15 +102,7 @@ enum SingleFloor {
         private func append(_ txn: OpaquePointer?, action: [UInt8], command: [UInt8]) throws {
             seq += 1
             let seqBytes = withUnsafeBytes(of: seq.bigEndian) { Array($0) }
-            var hasher = SHA256()
-            hasher.update(data: chain)
-            stored.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[32...])) }
-            hasher.finalize().withUnsafeBytes { b in
-                for i in 0..<32 {
-                    chain[i] = b[i]
-                    stored[i] = b[i]
-                }
-            }
+            chainStoredValue(&chain, &stored)
             try Floor.put(txn, log, seqBytes, stored, UInt32(MDB_APPEND))
             try Floor.put(txn, index, [1] + action + [0] + seqBytes, [], 0)
             try Floor.put(txn, index, [2] + command, seqBytes, 0)
