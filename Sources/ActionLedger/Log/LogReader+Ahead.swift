@@ -6,7 +6,7 @@ extension LogReader {
     ///
     /// A fold does hundreds of nanoseconds of work between two events, which is enough for
     /// the hardware to lose the stream: then every cursor step and every event's header was
-    /// a cache miss of its own, a quarter of a Today rebuild's time (Benchmarks/README.md,
+    /// a cache miss of its own (the figures are in Benchmarks/README.md,
     /// seventeenth pass). The cursor's steps for a window run back to back, and a page's
     /// lines are prefetched together, so those misses overlap. A prefetch is a hint: it
     /// never faults and changes no result; a value larger than a page (an overflow page)
@@ -14,11 +14,19 @@ extension LogReader {
     /// life (no write can move them), so the window may hold them; a write transaction
     /// takes the plain loop.
     func forEachRawAhead(from: UInt64, _ body: (_ seq: UInt64, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
-        let window = 16
+        // On the stack: short reads (a query's tail, a stream's poll) take this path too.
+        try withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: 32) { window in
+            try scanAhead(from: from, keys: UnsafeMutableBufferPointer(rebasing: window[0..<16]),
+                          values: UnsafeMutableBufferPointer(rebasing: window[16..<32]), body)
+        }
+    }
+
+    private func scanAhead(from: UInt64, keys: UnsafeMutableBufferPointer<UnsafeRawBufferPointer>,
+                           values: UnsafeMutableBufferPointer<UnsafeRawBufferPointer>,
+                           _ body: (_ seq: UInt64, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
+        let window = keys.count
         let cursor = try Cursor(txn, dbs.events)
         defer { cursor.close() }
-        var keys = [UnsafeRawBufferPointer](repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: window)
-        var values = keys
         let pageSize = UInt(txn.environment.pageSize)
         // Pages lie at multiples of the page size from the map's start, which the OS aligns
         // only to its own page (a store made with 16 KiB pages, read where pages are 4 KiB):

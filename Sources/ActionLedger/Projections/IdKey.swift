@@ -78,8 +78,8 @@ func wordHash(seed: Int, count: Int, _ words: (UInt64, UInt64, UInt64, UInt64), 
 func fourWords(_ b: UnsafeRawBufferPointer) -> (UInt64, UInt64, UInt64, UInt64) {
     precondition(b.count <= 32, "four words hold 32 bytes")
     // Whole words loaded unaligned; a last partial word put together in a register. (Its
-    // bytes stored one by one into the words' memory and then loaded as a word stalled
-    // every key on a failed store-to-load forwarding: 5 % of a rebuild's samples.)
+    // bytes stored one by one into the words' memory and then loaded as a word stall the
+    // load: store-to-load forwarding fails from narrow stores to a wide load.)
     @inline(__always) func word(_ at: Int) -> UInt64 {
         let left = b.count - at
         if left >= 8 { return b.loadUnaligned(fromByteOffset: at, as: UInt64.self) }

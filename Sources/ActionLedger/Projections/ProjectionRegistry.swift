@@ -165,9 +165,9 @@ public struct ProjectionRegistry: Sendable {
         try store(for: p, meta: ProjectionMeta(version: p.version, generation: 0, checkpoint: 0), in: txn)
     }
 
-    /// `error` reworded, its details naming the projection (`verify --deep` reports which
-    /// projection a fold of the stored state failed in).
-    /// A fold's failure as queries.md states it: `projection_stale` naming the projection and
+    /// `error` reworded, its details naming the projection and the seq (`verify --deep`
+    /// reports which projection a fold of the stored state failed in): a fold's failure as
+    /// queries.md states it: `projection_stale` naming the projection and
     /// the seq. A command's refusal raised inside a fold (`unknown_device` for a tap by a
     /// device the fold has no record of: damaged bytes, or a bug) is no refusal of anything
     /// the caller asked, so it becomes `projection_stale` with the refusal's code as

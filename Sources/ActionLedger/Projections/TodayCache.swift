@@ -189,28 +189,23 @@ final class TodayCache: FoldCache {
         longIds.removeAll()
     }
 
-    /// Writes one pending action's item and feed entry.
+    /// Writes one pending action's item and feed entry: the stored ones it changed (the feed
+    /// entry only when its hold did), or a new action's, built from its proposal when the
+    /// fold did not hold it decoded.
     private func write(_ id: IdKey, _ p: Pending, into store: ProjectionStore) throws {
-        let key = bytes(id)
+        // A stored action always has its item and feed entry in `known` (``stored(_:_:_:)``).
+        var (item, feed) = try p.known >= 0 ? (known[p.known].item, known[p.known].feed)
+            : TodayProjection.newItem(text(id), proposalSeq: p.seq, store)
+        item.contentSeq = p.contentSeq
+        item.steps = try p.steps.array()
+        item.heldUntil = p.heldUntil
+        item.edits = p.edits
+        feed.heldUntil = p.heldUntil
         if p.isStored {
-            var item = known[p.known].item, feed = known[p.known].feed
-            item.contentSeq = p.contentSeq
-            item.steps = try p.steps.array()
-            item.heldUntil = p.heldUntil
-            item.edits = p.edits
-            try store.put(TodayProjection.items, key: key, value: item.encoded)
-            guard p.feedChanged else { return }
-            feed.heldUntil = p.heldUntil
-            try store.put(TodayProjection.feed, key: item.feedKey, value: feed.encoded)
+            try store.put(TodayProjection.items, key: bytes(id), value: item.encoded)
+            if p.feedChanged { try store.put(TodayProjection.feed, key: item.feedKey, value: feed.encoded) }
         } else {
-            var (item, feed) = try p.known >= 0 ? (known[p.known].item, known[p.known].feed)
-                : TodayProjection.newItem(text(id), proposalSeq: p.seq, store)
-            item.contentSeq = p.contentSeq
-            item.steps = try p.steps.array()
-            item.heldUntil = p.heldUntil
-            item.edits = p.edits
-            feed.heldUntil = p.heldUntil
-            try store.insert(TodayProjection.items, key: key, value: item.encoded)
+            try store.insert(TodayProjection.items, key: bytes(id), value: item.encoded)
             try store.insert(TodayProjection.feed, key: item.feedKey, value: feed.encoded)
         }
     }

@@ -101,7 +101,8 @@ extension Environment {
             probe.l_type = Int16(F_WRLCK)
             probe.l_whence = Int16(SEEK_SET)
             probe.l_len = 1
-            return fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != Int16(F_UNLCK)
+            // A lock file that cannot be asked counts as open: callers replace or delete on "no".
+            return fcntl(fd, F_GETLK, &probe) != 0 || probe.l_type != Int16(F_UNLCK)
         }
     }
 
