@@ -87,6 +87,14 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        // Added by the server's HTTP/1 set-up, after its codecs: the place to put the
+        // handler that must see the request's HTTP version.
+        do {
+            try PersistenceHandler.install(in: context.pipeline.syncOperations)
+        } catch {
+            context.close(promise: nil)
+            return
+        }
         if context.channel.isActive { admit(context) }
     }
 

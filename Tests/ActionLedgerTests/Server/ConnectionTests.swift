@@ -67,6 +67,30 @@ import Glibc
         }
     }
 
+    /// A request that does not ask to keep its connection (HTTP/1.0 by default, a `close`
+    /// token in any case) is answered and the connection closed at once: such a client reads
+    /// its answer until the server closes, and had waited for the idle timeout.
+    @Test func aConnectionNotKeptAliveClosesAfterItsAnswer() async throws {
+        let h = try ServerHarness(idleTimeout: .seconds(600))
+        try await h.test { client in
+            let port = client.port!
+            for head in ["GET /healthz HTTP/1.0\r\n", "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: Close\r\n",
+                         "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive, close\r\n"] {
+                let c = try RawConnection(port: port)
+                try c.send(head + "\r\n")
+                let answer = await c.readUntilClosed(within: 30)
+                #expect(answer?.hasPrefix("HTTP/1.1 200") == true && answer?.contains("\"ok\"") == true, "\(head): \(answer ?? "not closed")")
+            }
+            // HTTP/1.0 asking to keep it: two requests answered on one connection, which stays open.
+            let kept = try RawConnection(port: port)
+            for n in 1...2 {
+                try kept.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+                #expect(await kept.read(until: "\"ok\"", within: 20).hasPrefix("HTTP/1.1 200"), "request \(n)")
+            }
+            #expect(await kept.readUntilClosed(within: 1) == nil)
+        }
+    }
+
     @Test func anIdleOrStalledConnectionIsClosedButALiveStreamIsNot() async throws {
         let h = try ServerHarness(idleTimeout: .milliseconds(300))
         try await h.test { client in
@@ -131,24 +155,34 @@ final class RawConnection {
     /// The blocking reads run on a Dispatch thread: the server's handlers share the
     /// concurrency pool this test runs on (two threads on two cores).
     func read(until marker: String, within seconds: Double) async -> String {
+        await read(marker, seconds).text
+    }
+
+    /// Everything read until the server closes its side; nil if it has not within `seconds`.
+    func readUntilClosed(within seconds: Double) async -> String? {
+        let r = await read(nil, seconds)
+        return r.closed ? r.text : nil
+    }
+
+    private func read(_ marker: String?, _ seconds: Double) async -> (text: String, closed: Bool) {
         let fd = fd
         return await withCheckedContinuation { done in
             DispatchQueue.global().async { done.resume(returning: Self.read(fd, until: marker, within: seconds)) }
         }
     }
 
-    private static func read(_ fd: Int32, until marker: String, within seconds: Double) -> String {
+    private static func read(_ fd: Int32, until marker: String?, within seconds: Double) -> (text: String, closed: Bool) {
         var out: [UInt8] = []
         let deadline = Date().addingTimeInterval(seconds)
         var buffer = [UInt8](repeating: 0, count: 4096)
         while Date() < deadline {
             let n = recv(fd, &buffer, buffer.count, 0)
-            if n == 0 { break }
+            if n == 0 { return (String(decoding: out, as: UTF8.self), true) }
             if n > 0 {
                 out += buffer[0..<n]
-                if String(decoding: out, as: UTF8.self).contains(marker) { break }
+                if let marker, String(decoding: out, as: UTF8.self).contains(marker) { break }
             }
         }
-        return String(decoding: out, as: UTF8.self)
+        return (String(decoding: out, as: UTF8.self), false)
     }
 }
