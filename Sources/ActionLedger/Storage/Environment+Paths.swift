@@ -124,22 +124,3 @@ extension Environment {
         }
     }
 }
-
-/// The lock files this process's environments have open, by identity: a second open of
-/// one must not open and close a descriptor of it (POSIX drops a process's fcntl locks on a
-/// file when any of its descriptors of it closes). Read and changed under ``Environment/opening``
-/// and its own lock.
-enum LockFiles {
-    // Safe to share: the table is only touched under `lock`.
-    nonisolated(unsafe) private static var open: [FileIdentity: Int] = [:]
-    private static let lock = NSLock()
-
-    static func isOpen(_ id: FileIdentity) -> Bool { lock.withLock { open[id] != nil } }
-    static func opened(_ id: FileIdentity) { lock.withLock { open[id, default: 0] += 1 } }
-    static func closed(_ id: FileIdentity) {
-        lock.withLock {
-            open[id, default: 1] -= 1
-            if open[id] == 0 { open[id] = nil }
-        }
-    }
-}

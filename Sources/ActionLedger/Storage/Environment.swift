@@ -8,7 +8,8 @@ import Foundation
 /// ``Transaction`` handle is valid only inside the closure.
 ///
 /// Several processes may open the same file at once; LMDB's lock file serialises writers
-/// across them. The map grows by itself: a write that hits `MDB_MAP_FULL` is aborted, the
+/// across them. In one process, every `Environment` on a store shares one LMDB environment
+/// (``SharedHandle``). The map grows by itself: a write that hits `MDB_MAP_FULL` is aborted, the
 /// map doubles with no transaction open in this process, and the closure runs again — so a
 /// write closure must be safe to re-run (it only touches the transaction it is given).
 ///
@@ -45,9 +46,12 @@ public final class Environment: @unchecked Sendable {
     public let path: String
     /// Whether the environment was opened read-only.
     public let isReadOnly: Bool
-    let resizeLock = ResizeLock()
+    /// The environment itself, which every handle on this store in this process shares.
+    private let shared: SharedHandle
+    /// Held shared by every transaction on the environment, exclusively to grow the map.
+    var resizeLock: ResizeLock { shared.resizeLock }
     /// Database handles opened by committed transactions, by name.
-    let handles = HandleCache()
+    var handles: HandleCache { shared.handles }
     private let countLock = NSLock()
     private var writesBegun = 0
     /// The data file opened (nil read-only: such a handle writes nothing), checked by every
@@ -76,8 +80,21 @@ public final class Environment: @unchecked Sendable {
     /// - throws: ``LMDBError`` when LMDB refuses the file.
     public init(path given: String, options: Options = Options()) throws {
         let path = try Environment.resolve(given)
-        let (env, lock, claim) = try Environment.opening.withLock { () throws -> (OpaquePointer, FileIdentity?, LockFileClaim?) in
+        let (shared, lock, claim) = try Environment.opening.withLock { () throws -> (SharedHandle, FileIdentity?, LockFileClaim?) in
             var noLock = options.readOnly && options.withoutLockFile
+            // Open in this process already: that environment is used (SharedHandle says why).
+            if !noLock, let lock = FileIdentity(path: path + "-lock"), let held = LockFiles.handle(lock) {
+                if let refusal = held.refusal(options, path: path) { throw refusal }
+                // A file moved in over the one held (under the same lock file): a second
+                // environment on that lock file is what SharedHandle forbids.
+                guard FileIdentity(path: path) == FileIdentity.of(held.env) else {
+                    throw LedgerError(.invalidInput, "\(path) is not the file this process holds open under \(path)-lock (it was "
+                        + "replaced meanwhile): close this process's handles on the old file, then open it", details: ["field": "db"])
+                }
+                let claim = try LockFileClaim(held.env, path: path, lock: lock)
+                LockFiles.use(held, lock)
+                return (held, lock, claim)
+            }
             let env: OpaquePointer
             do {
                 env = try Environment.openHandle(path, options, noLock: noLock)
@@ -88,21 +105,23 @@ public final class Environment: @unchecked Sendable {
                 env = try Environment.openHandle(path, options, noLock: true)
                 noLock = true
             }
-            guard !noLock else { return (env, nil, nil) }
+            let shared = SharedHandle(env: env, readOnly: options.readOnly, noSync: options.unsafeNoSync)
+            guard !noLock else { return (shared, nil, nil) }
             do {
                 // LMDB has it open: gone already, another process would make a new one.
                 guard let lock = FileIdentity(path: path + "-lock") else {
                     throw LedgerError(.storage, "\(path)-lock was removed as the store was opened: open it again")
                 }
                 let claim = try LockFileClaim(env, path: path, lock: lock)
-                LockFiles.opened(lock)
-                return (env, lock, claim)
+                LockFiles.use(shared, lock)
+                return (shared, lock, claim)
             } catch {
                 mdb_env_close(env)
                 throw error
             }
         }
-        self.env = env
+        self.shared = shared
+        env = shared.env
         self.path = path
         linkPath = path == given ? nil : given
         isReadOnly = options.readOnly
@@ -183,8 +202,11 @@ public final class Environment: @unchecked Sendable {
     }
 
     deinit {
-        mdb_env_close(env)
-        if let registeredLock { LockFiles.closed(registeredLock) }
+        // Under `opening`: an open running meanwhile must not find the store in the table and
+        // then have it closed under it, nor open it anew while this close is under way.
+        Environment.opening.withLock {
+            if registeredLock.map(LockFiles.release) ?? true { mdb_env_close(env) }
+        }
     }
 
     /// Runs `body` in a read-only snapshot transaction.
@@ -205,7 +227,10 @@ public final class Environment: @unchecked Sendable {
     ///   ``LMDBError`` from LMDB. A failed commit is never followed by an abort.
     @available(*, noasync, message: "a write transaction must begin and commit on one thread")
     public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
-        try retryingResize {
+        // A read-only handle may share a writable environment (SharedHandle): refused as
+        // LMDB refuses a write transaction on an environment opened read-only.
+        if isReadOnly { throw LMDBError(code: EACCES, operation: "mdb_txn_begin") }
+        return try retryingResize {
             countLock.withLock { writesBegun += 1 }
             return try resizeLock.shared {
                 // Checked once the writer lock is held: a replacement renames only while holding it.

@@ -15,13 +15,18 @@ import Testing
     /// concurrent transaction could race another's `mdb_dbi_open`; and readers on many
     /// threads then find the handles cached, the data each database's own.
     @Test func existingDatabasesAreOpenedAtOpenAndSharedByConcurrentReaders() throws {
-        try withEnv { env, path in
-            try env.write { txn in
-                for i in 0..<24 {
-                    let db = try txn.openDatabase("d\(i)", duplicates: i % 2 == 1)!
-                    try txn.put(db, key: Array("k".utf8), value: Array("v\(i)".utf8))
-                }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("env-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("t.lmdb").path
+        // Written and closed: a handle open meanwhile would be shared, its handles cached.
+        try Environment(path: path).write { txn in
+            for i in 0..<24 {
+                let db = try txn.openDatabase("d\(i)", duplicates: i % 2 == 1)!
+                try txn.put(db, key: Array("k".utf8), value: Array("v\(i)".utf8))
             }
+        }
+        do {
             let reopened = try Environment(path: path)
             #expect((0..<24).allSatisfy { reopened.handles["d\($0)"] != nil })
             DispatchQueue.concurrentPerform(iterations: 48) { n in

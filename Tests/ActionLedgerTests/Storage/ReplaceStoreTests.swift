@@ -20,8 +20,12 @@ import Testing
         // The old handle still maps the unlinked file: its write is refused, not acknowledged.
         let e = try requireLedgerError(.storage) { try old.ledger.link("tablet") }
         #expect(e.message.contains("replaced"))
-        // Once the new file's handle under its old name is gone (a background fold may hold it
-        // a moment longer), the path opens.
+        // While this process holds the replaced file under the path's lock file, the path is
+        // refused too: one environment per lock file in a process (SharedHandle).
+        let held = try requireLedgerError(.invalidInput) { _ = try Ledger(path: old.path) }
+        #expect(held.message.contains("replaced meanwhile"), "\(held.message)")
+        old.close()
+        // Once those handles are gone (a background fold may hold one a moment longer), the path opens.
         let reopened = try openWhenReleased { try Ledger(path: old.path) }
         #expect(try reopened.read { try $0.head() } == newHead)
         #expect(try reopened.read { try $0.deviceState("laptop") } != nil)

@@ -43,12 +43,14 @@ final class TempLedger {
 /// Opens with `open`, retrying for a while when a handle this process just closed still
 /// claims the file under another lock file: an OFD lock lives while any descriptor of its
 /// open file description does, and a child another test is spawning (fork, then exec, which
-/// closes it) holds a copy for a moment. Only tests that spawn processes beside closing one
+/// closes it) holds a copy for a moment; or when a background fold still holds a replaced
+/// file's handle under the path's lock file. Only tests that spawn processes beside closing one
 /// name of a store and opening another need this; the `ledger` CLI and server never do.
 func openWhenReleased(_ open: () throws -> Ledger) throws -> Ledger {
     let deadline = Date().addingTimeInterval(10)
     while true {
-        do { return try open() } catch let e as LedgerError where e.code == .invalidInput && e.message.contains("another name")
+        do { return try open() } catch let e as LedgerError where e.code == .invalidInput
+            && (e.message.contains("another name") || e.message.contains("replaced meanwhile"))
             && Date() < deadline {
             usleep(10_000)
         }
