@@ -36,6 +36,8 @@ public final class Ledger: Sendable {
     let dbs: LogDatabases
     /// The writer, and why there is none yet (``migrationNeeded``).
     private let slot: WriterSlot
+    /// The proof report's counts by window, kept for its next page.
+    let proofCounts = ProofCountCache()
     /// Why this store must be converted by `ledger migrate` before it takes writes (it was
     /// written by an older build); nil when it is current, or once converted since the open.
     public var migrationNeeded: String? { slot.lock.withLock { slot.reason } }

@@ -168,33 +168,41 @@ extension Ledger {
             }
             let rows = try snapshot.seqs(of: window, after: pageToken, query: query, row: listed)
             var report = ProofReport(window: window)
-            var last: Event?
             let orgBytes = org.map { Array($0.utf8) }
             // Times never go back along the log: the window starts at a seq (no scan before it).
-            // Read in place: only decisions of the org are decoded (every page scans the whole
-            // window for its counts).
-            try r.forEachView(from: try r.firstSeq(atOrAfter: max(window.from, TimeRules.earliest))) { view, decode in
+            let start = try r.firstSeq(atOrAfter: max(window.from, TimeRules.earliest))
+            // The window's counts: those taken to an earlier head of this same log, plus what
+            // was appended since (ProofCounts), else counted from the window's start.
+            let head = try r.head(), key = ProofCountCache.Query(from: window.from, to: window.to, org: org)
+            var counts = ProofCounts(), countFrom = start
+            if let kept = proofCounts.entry(key), kept.head.seq <= head.seq, try r.event(kept.head.seq)?.hash == kept.head.hash {
+                counts = kept.counts
+                countFrom = max(start, kept.head.seq + 1)
+            }
+            // Read in place: only decisions of the org are decoded.
+            try r.forEachView(from: countFrom) { view, decode in
                 // Engine times never go back along the log: past the window, nothing more is in it.
                 if view.at >= window.to { return false }
-                switch view.type {
-                case .actionApproved, .actionDismissed, .actionAutoShipped: break
-                default: return true
-                }
-                guard window.contains(view.at), orgBytes.map({ view[view.org].elementsEqual($0) }) ?? true else { return true }
-                // An auto-ship is counted from its type alone: no device, no proof to read.
-                if view.type == .actionAutoShipped { report.autoShipped += 1; return true }
+                try counts.count(view, decode, window: window, org: orgBytes)
+                return true
+            }
+            proofCounts.store(.init(head: head, counts: counts), for: key)
+            report.byLevel = counts.byLevel
+            report.autoShipped = counts.autoShipped
+            report.unprovenTotal = counts.unprovenTotal
+            report.userVerificationUnprovenTotal = counts.userVerificationUnprovenTotal
+            // This page's rows, from the seq after the token's.
+            var last: Event?
+            try r.forEachView(from: max(start, rows.lowerBound)) { view, decode in
+                guard view.seq < rows.upperBound, view.at < window.to else { return false }
+                guard view.type == .actionApproved || view.type == .actionDismissed, window.contains(view.at),
+                      orgBytes.map({ view[view.org].elementsEqual($0) }) ?? true else { return true }
                 let e = try decode()
-                guard let (level, kind) = ProofReport.classify(e), let level else { return true }
-                report.byLevel[level, default: 0] += 1
-                guard let kind else { return true }
-                if kind == .unproven { report.unprovenTotal += 1 } else { report.userVerificationUnprovenTotal += 1 }
-                guard rows.contains(e.seq) else { return true }
+                guard let (level, kind) = ProofReport.classify(e), let level, let kind else { return true }
                 if report.unproven.count + report.userVerificationUnproven.count == limit {
                     // A full page gets a token only once another row follows it.
-                    if report.nextPageToken == nil, let last {
-                        report.nextPageToken = snapshot.rowToken(at: last.at, seq: last.seq, query: query)
-                    }
-                    return true
+                    if let last { report.nextPageToken = snapshot.rowToken(at: last.at, seq: last.seq, query: query) }
+                    return false
                 }
                 let row = ProofReport.Unproven(seq: e.seq, at: e.at, type: e.type, actionId: e.actionId ?? "",
                                                person: e.person, device: e.device, level: level)

@@ -53,6 +53,51 @@ import Testing
         #expect(json["next_page_token"] != .null && json["decisions"] == 9)
     }
 
+    /// A page's counts are the window's as the log stands at that page, decisions appended
+    /// between pages included, as a handle that never paged counts them; they come from the
+    /// previous page's counts plus the events since, not from the window read again.
+    @Test func countsCarryFromPageToPageAndTakeInWhatWasAppended() throws {
+        let t = try store()
+        let l = t.ledger!
+        func fresh(_ window: TimeWindow) throws -> ProofReport {
+            try Ledger(path: t.path, options: Ledger.Options(readOnly: true)).proofReport(in: window, org: "quinn-co", limit: 4)
+        }
+        let windows = [TimeWindow.all, TimeWindow(from: t0.adding(milliseconds: -3_600_000), to: t0.adding(milliseconds: 3_600_000))]
+        for window in windows {
+            var token: String?
+            var pages = 0
+            var pending = "late-\(window.to.milliseconds)-0"
+            try l.run(.propose(proposal(pending, stakes: .low)))
+            repeat {
+                let page = try l.proofReport(in: window, org: "quinn-co", limit: 4, pageToken: token)
+                let expected = try fresh(window)
+                #expect(page.byLevel == expected.byLevel && page.unprovenTotal == expected.unprovenTotal
+                        && page.autoShipped == expected.autoShipped, "page \(pages): \(page.json) against \(expected.json)")
+                // Between pages, the first event past the page's head a decision: one more
+                // unproven approval, then an auto-ship.
+                pages += 1
+                try l.run(.tap(.approve, actionId: pending, device: "iphone"))
+                try l.run(.propose(proposal(pending + "-auto", stakes: .low, confidence: 0.99)))
+                pending = "late-\(window.to.milliseconds)-\(pages)"
+                try l.run(.propose(proposal(pending, stakes: .low)))
+                token = page.nextPageToken
+            } while token != nil && pages < 20
+            #expect(pages >= 3)
+        }
+        #expect(try fresh(.all).autoShipped > 0)
+        // The counts kept are used: planted against the head's own hash, a page answers them…
+        let query = ProofCountCache.Query(from: TimeWindow.all.from, to: TimeWindow.all.to, org: "quinn-co")
+        let head = try l.read { try $0.head() }
+        var planted = ProofCounts()
+        planted.unprovenTotal = 1_000_000
+        l.proofCounts.store(.init(head: head, counts: planted), for: query)
+        #expect(try l.proofReport(in: .all, org: "quinn-co").unprovenTotal == 1_000_000)
+        // …but never against a hash the log does not hold at that seq: counted afresh.
+        l.proofCounts.store(.init(head: LogHead(seq: head.seq, hash: Digest(bytes: [UInt8](repeating: 7, count: 32))!), counts: planted),
+                            for: query)
+        #expect(try l.proofReport(in: .all, org: "quinn-co").unprovenTotal == (try fresh(.all)).unprovenTotal)
+    }
+
     /// A token is refused when another org's query, or another query, printed it, or when it
     /// names an event that is not one of the listing's rows (forged).
     @Test func aTokenWorksForItsOwnListingOnly() throws {
