@@ -123,4 +123,53 @@ extension Environment {
                               details: ["field": "db"])
         }
     }
+
+    /// A new LMDB environment on `path` (``preparePaths(_:_:noLock:)`` first); stale reader
+    /// slots of crashed processes cleared. Runs under ``opening``, only when this process
+    /// holds no environment on the store (SharedHandle).
+    static func openHandle(_ path: String, _ options: Options, noLock: Bool) throws -> OpaquePointer {
+        try preparePaths(path, options, noLock: noLock)
+        var handle: OpaquePointer?
+        try check(mdb_env_create(&handle), "mdb_env_create")
+        guard let handle else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create") }
+        do {
+            try check(mdb_env_set_maxdbs(handle, options.maxDatabases), "mdb_env_set_maxdbs")
+            try check(mdb_env_set_maxreaders(handle, options.maxReaders), "mdb_env_set_maxreaders")
+            if !options.readOnly {
+                // An existing environment keeps the larger of its size and ours.
+                try check(mdb_env_set_mapsize(handle, options.mapSize), "mdb_env_set_mapsize")
+            }
+            var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
+            if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+            if options.unsafeNoSync { flags |= UInt32(MDB_NOSYNC) }
+            if noLock { flags |= UInt32(MDB_NOLOCK) }
+            // Owner-only (the data file and its -lock): the store is every org's whole audit
+            // record, and the server's org and role scoping means nothing to a reader of the file.
+            try check(mdb_env_open(handle, path, flags, 0o600), "mdb_env_open(\(path))")
+            try requireWholeFile(handle, path)
+            var dead: Int32 = 0
+            if !noLock { _ = mdb_reader_check(handle, &dead) }
+        } catch {
+            mdb_env_close(handle)
+            throw error
+        }
+        return handle
+    }
+
+    /// LMDB maps the file and trusts its meta page, which it reads with `pread`: a file
+    /// shorter than the pages that meta names (truncated, half a copy) would fault the
+    /// process on the first read past its end (SIGBUS), `verify` included. So the file must
+    /// hold every page before any is read.
+    /// - throws: `integrity_failure` (`problem: truncated_file`) otherwise.
+    private static func requireWholeFile(_ handle: OpaquePointer, _ path: String) throws {
+        var info = MDB_envinfo(), stat = MDB_stat()
+        try check(mdb_env_info(handle, &info), "mdb_env_info")
+        try check(mdb_env_stat(handle, &stat), "mdb_env_stat")
+        let needed = (Int(info.me_last_pgno) + 1) * Int(stat.ms_psize)
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+        guard size >= needed else {
+            throw LedgerError(.integrityFailure, "\(path) holds \(size) bytes, but its LMDB meta page names \(info.me_last_pgno + 1) "
+                + "pages (\(needed) bytes): the file is truncated", details: ["problem": "truncated_file"])
+        }
+    }
 }

@@ -105,7 +105,10 @@ public final class Environment: @unchecked Sendable {
                 env = try Environment.openHandle(path, options, noLock: true)
                 noLock = true
             }
-            let shared = SharedHandle(env: env, readOnly: options.readOnly, noSync: options.unsafeNoSync)
+            // Read while no other handle can grow the map: it reads the meta page in the map.
+            var stat = MDB_stat()
+            let pageSize = mdb_env_stat(env, &stat) == 0 ? Int(stat.ms_psize) : 4096
+            let shared = SharedHandle(env: env, readOnly: options.readOnly, noSync: options.unsafeNoSync, pageSize: pageSize)
             guard !noLock else { return (shared, nil, nil) }
             do {
                 // LMDB has it open: gone already, another process would make a new one.
@@ -113,7 +116,7 @@ public final class Environment: @unchecked Sendable {
                     throw LedgerError(.storage, "\(path)-lock was removed as the store was opened: open it again")
                 }
                 let claim = try LockFileClaim(env, path: path, lock: lock)
-                LockFiles.use(shared, lock)
+                try LockFiles.register(shared, lock, path: path)
                 return (shared, lock, claim)
             } catch {
                 mdb_env_close(env)
@@ -125,8 +128,7 @@ public final class Environment: @unchecked Sendable {
         self.path = path
         linkPath = path == given ? nil : given
         isReadOnly = options.readOnly
-        var stat = MDB_stat()
-        pageSize = mdb_env_stat(env, &stat) == 0 ? Int(stat.ms_psize) : 4096
+        pageSize = shared.pageSize
         openedFile = options.readOnly ? nil : FileIdentity.of(env)
         openedLock = options.readOnly ? nil : lock
         registeredLock = lock
@@ -155,52 +157,6 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
-    private static func openHandle(_ path: String, _ options: Options, noLock: Bool) throws -> OpaquePointer {
-        try preparePaths(path, options, noLock: noLock)
-        var handle: OpaquePointer?
-        try check(mdb_env_create(&handle), "mdb_env_create")
-        guard let handle else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create") }
-        do {
-            try check(mdb_env_set_maxdbs(handle, options.maxDatabases), "mdb_env_set_maxdbs")
-            try check(mdb_env_set_maxreaders(handle, options.maxReaders), "mdb_env_set_maxreaders")
-            if !options.readOnly {
-                // An existing environment keeps the larger of its size and ours.
-                try check(mdb_env_set_mapsize(handle, options.mapSize), "mdb_env_set_mapsize")
-            }
-            var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
-            if options.readOnly { flags |= UInt32(MDB_RDONLY) }
-            if options.unsafeNoSync { flags |= UInt32(MDB_NOSYNC) }
-            if noLock { flags |= UInt32(MDB_NOLOCK) }
-            // Owner-only (the data file and its -lock): the store is every org's whole audit
-            // record, and the server's org and role scoping means nothing to a reader of the file.
-            try check(mdb_env_open(handle, path, flags, 0o600), "mdb_env_open(\(path))")
-            try requireWholeFile(handle, path)
-            var dead: Int32 = 0
-            if !noLock { _ = mdb_reader_check(handle, &dead) }
-        } catch {
-            mdb_env_close(handle)
-            throw error
-        }
-        return handle
-    }
-
-    /// LMDB maps the file and trusts its meta page, which it reads with `pread`: a file
-    /// shorter than the pages that meta names (truncated, half a copy) would fault the
-    /// process on the first read past its end (SIGBUS), `verify` included. So the file must
-    /// hold every page before any is read.
-    /// - throws: `integrity_failure` (`problem: truncated_file`) otherwise.
-    private static func requireWholeFile(_ handle: OpaquePointer, _ path: String) throws {
-        var info = MDB_envinfo(), stat = MDB_stat()
-        try check(mdb_env_info(handle, &info), "mdb_env_info")
-        try check(mdb_env_stat(handle, &stat), "mdb_env_stat")
-        let needed = (Int(info.me_last_pgno) + 1) * Int(stat.ms_psize)
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
-        guard size >= needed else {
-            throw LedgerError(.integrityFailure, "\(path) holds \(size) bytes, but its LMDB meta page names \(info.me_last_pgno + 1) "
-                + "pages (\(needed) bytes): the file is truncated", details: ["problem": "truncated_file"])
-        }
-    }
-
     deinit {
         // Under `opening`: an open running meanwhile must not find the store in the table and
         // then have it closed under it, nor open it anew while this close is under way.
@@ -223,6 +179,8 @@ public final class Environment: @unchecked Sendable {
     /// Never call this across an `await`: LMDB requires a write transaction to begin and
     /// commit on the same thread, which this synchronous closure guarantees. `body` may
     /// run more than once (after the map grew), so it must only act on its transaction.
+    /// Nor begin one inside a read of any handle on this store in this process: growing the
+    /// map waits until no transaction of the process is open, that read included.
     /// - throws: whatever `body` throws (the transaction is then aborted), or
     ///   ``LMDBError`` from LMDB. A failed commit is never followed by an abort.
     @available(*, noasync, message: "a write transaction must begin and commit on one thread")
@@ -251,7 +209,8 @@ public final class Environment: @unchecked Sendable {
     /// (`me_last_txnid`): it moves only when a commit wrote something.
     var lastCommittedTransactionId: Int {
         var info = MDB_envinfo()
-        mdb_env_info(env, &info)
+        // Under the resize lock: it reads the meta pages, in the map another handle may grow.
+        resizeLock.shared { _ = mdb_env_info(env, &info) }
         return info.me_last_txnid
     }
 
@@ -299,7 +258,7 @@ public final class Environment: @unchecked Sendable {
     /// Current map size in bytes.
     public var mapSize: Int {
         var info = MDB_envinfo()
-        mdb_env_info(env, &info)
+        resizeLock.shared { _ = mdb_env_info(env, &info) }
         return info.me_mapsize
     }
 
@@ -307,7 +266,8 @@ public final class Environment: @unchecked Sendable {
     /// going; with `compact`, free pages are omitted (`MDB_CP_COMPACT`). The caller flushes
     /// and names the file (the CLI's `NewFile`: named only once whole).
     public func copy(toDescriptor fd: Int32, compact: Bool = true) throws {
-        try check(mdb_env_copyfd2(env, fd, compact ? UInt32(MDB_CP_COMPACT) : 0), "mdb_env_copyfd2")
+        // Its own read transaction reads the map: no handle may grow it meanwhile.
+        try resizeLock.shared { try check(mdb_env_copyfd2(env, fd, compact ? UInt32(MDB_CP_COMPACT) : 0), "mdb_env_copyfd2") }
     }
 
     /// Flushes buffers to disk (only matters with ``Options/unsafeNoSync``).

@@ -29,8 +29,10 @@ final class LockFileClaim: Sendable {
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { throw LedgerError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))") }
         // The same file LMDB mapped, not one renamed in since.
+        // Every property is set from here on, so a failed init still runs deinit, which closes
+        // the descriptor (closing it here too closed it twice: a number another thread may
+        // have been given meanwhile).
         guard FileIdentity(fd: fd) == FileIdentity.of(env) else {
-            close(fd)
             throw LedgerError(.storage, "\(path) was replaced while it was opened: open it again")
         }
         guard RangeLock(fd: fd).lock(offset, shared: true) else {
@@ -39,17 +41,13 @@ final class LockFileClaim: Sendable {
             // name is found by the link count alone, which cannot see a bind mount.
             var info = stat()
             let links = fstat(fd, &info) == 0 ? Int(info.st_nlink) : 1
-            close(fd)
             if links > 1 { throw Self.twoLocks(path, open: true) }
             return nil
         }
-        do { try requireSole(open: true) } catch {
-            close(fd)
-            throw error
-        }
+        try requireSole(open: true)
     }
 
-    deinit { close(fd) }
+    deinit { if fd >= 0 { close(fd) } }
 
     /// Refuses when another open of the data file uses another lock file.
     /// - throws: `invalid_input` at the open (`open`), `storage_error` before a write.

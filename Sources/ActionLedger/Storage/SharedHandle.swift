@@ -10,7 +10,8 @@ import Foundation
 /// included, under the first environment's transactions), and closing either environment
 /// would drop every lock this process holds there — the other's too, so another process
 /// would take this one's readers for dead. So a store is opened once per process, and closed
-/// when its last ``Environment`` goes.
+/// when its last ``Environment`` goes. A later open takes the environment as it is: its
+/// options' map size (the map grows by itself), database and reader counts are the first's.
 final class SharedHandle: @unchecked Sendable {
     // Safe to share: `env` and the locks are themselves thread-safe (MDB_NOTLS), the flags
     // never change, and `users` is only touched under ``LockFiles``'s lock.
@@ -18,15 +19,18 @@ final class SharedHandle: @unchecked Sendable {
     /// Opened `MDB_RDONLY`: no writable ``Environment`` can use it.
     let readOnly: Bool
     let noSync: Bool
+    /// LMDB's page size for the file, read at the open.
+    let pageSize: Int
     /// Guards "no transaction is open in this process" for every user of the environment.
     let resizeLock = ResizeLock()
     let handles = HandleCache()
     fileprivate var users = 1
 
-    init(env: OpaquePointer, readOnly: Bool, noSync: Bool) {
+    init(env: OpaquePointer, readOnly: Bool, noSync: Bool, pageSize: Int) {
         self.env = env
         self.readOnly = readOnly
         self.noSync = noSync
+        self.pageSize = pageSize
     }
 
     /// Why an open with `options` cannot use this environment, if it cannot.
@@ -56,10 +60,21 @@ enum LockFiles {
     /// The environment open on lock file `id`, if any.
     static func handle(_ id: FileIdentity) -> SharedHandle? { lock.withLock { open[id] } }
 
-    /// One more user of `handle`, open on lock file `id`.
+    /// One more user of `handle`, found open on lock file `id`.
     static func use(_ handle: SharedHandle, _ id: FileIdentity) {
-        lock.withLock {
-            if open[id] === handle { handle.users += 1 } else { open[id] = handle }
+        lock.withLock { handle.users += 1 }
+    }
+
+    /// Registers `handle`, just opened on lock file `id`.
+    /// - throws: `invalid_input` when another environment of this process holds that lock
+    ///   file (it was renamed in under the path while this open ran): the caller closes its own.
+    static func register(_ handle: SharedHandle, _ id: FileIdentity, path: String) throws {
+        try lock.withLock {
+            guard open[id] == nil else {
+                throw LedgerError(.invalidInput, "\(path)-lock changed while \(path) was opened, to a lock file this process "
+                    + "holds for another open: open it again", details: ["field": "db"])
+            }
+            open[id] = handle
         }
     }
 

@@ -2,19 +2,31 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
-/// Closes a connection after the answer to a request that did not ask to keep it:
-/// HTTP/1.0 without `Connection: keep-alive`, or any `close` token, in any case
-/// (RFC 9112 §9.3).
+/// Keeps each answer's framing and the connection's life to what its request's HTTP
+/// version and `Connection` header asked (RFC 9112 §6.1, §9.3).
 ///
 /// Hummingbird's connection loop stops only on a request whose `Connection` header is
-/// exactly `close`, and the HTTP/1 to HTTP types conversion drops the request's version, so
-/// an HTTP/1.0 client that reads its answer until the server closes (as HTTP/1.0 answers
-/// are delimited by default) waited for the idle timeout. This handler sits before that
-/// conversion, where the version is still known, and states the client's intent in the
-/// one form the loop reads; the loop then answers and half-closes the connection.
-final class PersistenceHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// exactly `close`, and the HTTP/1 to HTTP types conversion drops the request's version:
+/// an HTTP/1.0 client that reads its answer until the server closes (an HTTP/1.0 answer's
+/// default) waited for the idle timeout, and one reading a stream got chunked framing, which
+/// HTTP/1.0 does not have, mixed into the body. This handler sits before that conversion,
+/// where the version is still known:
+/// - a request with a `close` token, or HTTP/1.0 without `keep-alive`, is passed on with
+///   `Connection: close`, the one form the loop reads: it answers, then half-closes;
+/// - an answer to HTTP/1.0 goes out as HTTP/1.0; one without a length is delimited by the
+///   connection's close (no chunks), so the connection closes after it, keep-alive or not.
+final class PersistenceHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// The versions of the requests not answered yet, oldest first (HTTP/1.1 pipelines).
+    private var versions: [HTTPVersion] = []
+    /// The answer being written is delimited by the close: close once it ends.
+    private var closeAfterAnswer = false
+
+    private static func beforeHTTP11(_ v: HTTPVersion) -> Bool { v.major < 1 || (v.major == 1 && v.minor < 1) }
 
     /// Adds the handler just before the HTTP/1 to HTTP types codec of `pipeline`.
     static func install(in pipeline: ChannelPipeline.SynchronousOperations) throws {
@@ -23,10 +35,39 @@ final class PersistenceHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .head(var head) = unwrapInboundIn(data), !head.isKeepAlive else {
-            return context.fireChannelRead(data)
+        guard case .head(var head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
+        versions.append(head.version)
+        let tokens = head.headers[canonicalForm: "connection"].map { $0.lowercased() }
+        // `close` wins over `keep-alive` (RFC 9112 §9.3), whatever their case.
+        if tokens.contains("close") || (Self.beforeHTTP11(head.version) && !tokens.contains("keep-alive")) {
+            head.headers.replaceOrAdd(name: "connection", value: "close")
         }
-        head.headers.replaceOrAdd(name: "connection", value: "close")
         context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(var head):
+            // An interim answer (100 Continue) answers no request yet.
+            guard head.status.code >= 200, !versions.isEmpty else { return context.write(data, promise: promise) }
+            let version = versions.removeFirst()
+            guard Self.beforeHTTP11(version) else { return context.write(data, promise: promise) }
+            head.version = version
+            if !head.headers.contains(name: "content-length") {
+                head.headers.remove(name: "transfer-encoding")
+                closeAfterAnswer = true
+            } else if !head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" }) {
+                // An HTTP/1.0 client keeps a connection only when the answer says so.
+                head.headers.replaceOrAdd(name: "connection", value: "keep-alive")
+            }
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+        case .end where closeAfterAnswer:
+            closeAfterAnswer = false
+            let written = promise ?? context.eventLoop.makePromise(), channel = context.channel
+            written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+            context.writeAndFlush(data, promise: written)
+        default:
+            context.write(data, promise: promise)
+        }
     }
 }

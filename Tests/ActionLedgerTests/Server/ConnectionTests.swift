@@ -75,19 +75,33 @@ import Glibc
         try await h.test { client in
             let port = client.port!
             for head in ["GET /healthz HTTP/1.0\r\n", "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: Close\r\n",
-                         "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive, close\r\n"] {
+                         "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive, close\r\n",
+                         "GET /healthz HTTP/1.0\r\nConnection: keep-alive, close\r\n"] {
                 let c = try RawConnection(port: port)
                 try c.send(head + "\r\n")
                 let answer = await c.readUntilClosed(within: 30)
-                #expect(answer?.hasPrefix("HTTP/1.1 200") == true && answer?.contains("\"ok\"") == true, "\(head): \(answer ?? "not closed")")
+                // Answered in the request's own version.
+                let version = head.contains("HTTP/1.0") ? "HTTP/1.0" : "HTTP/1.1"
+                #expect(answer?.hasPrefix(version + " 200") == true && answer?.contains("\"ok\"") == true, "\(head): \(answer ?? "not closed")")
             }
             // HTTP/1.0 asking to keep it: two requests answered on one connection, which stays open.
             let kept = try RawConnection(port: port)
             for n in 1...2 {
                 try kept.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-                #expect(await kept.read(until: "\"ok\"", within: 20).hasPrefix("HTTP/1.1 200"), "request \(n)")
+                let answer = await kept.read(until: "\"ok\"", within: 20)
+                #expect(answer.hasPrefix("HTTP/1.0 200") && answer.lowercased().contains("connection: keep-alive"), "request \(n): \(answer)")
             }
             #expect(await kept.readUntilClosed(within: 1) == nil)
+            // An answer of no known length to HTTP/1.0 (the events as JSON Lines) comes without
+            // chunks, which HTTP/1.0 does not have, and ends with the connection, keep-alive or not.
+            try h.ledger.run(.propose(proposal("one-oh")), now: ServerHarness.systemNow())
+            let lines = try RawConnection(port: port)
+            try lines.send("GET /v1/events?from=1 HTTP/1.0\r\nConnection: keep-alive\r\nAuthorization: Bearer \(h.auditor)\r\n"
+                + "Accept: application/x-ndjson\r\n\r\n")
+            let answer = await lines.readUntilClosed(within: 30) ?? "not closed"
+            let (head, body) = (answer.components(separatedBy: "\r\n\r\n").first ?? "", answer.components(separatedBy: "\r\n\r\n").dropFirst().joined())
+            #expect(head.hasPrefix("HTTP/1.0 200") && !head.lowercased().contains("transfer-encoding"), "\(head)")
+            #expect(body.hasPrefix("{\"seq\":") && body.contains("one-oh"), "\(body.prefix(200))")
         }
     }
 

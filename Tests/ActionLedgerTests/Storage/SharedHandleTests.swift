@@ -53,6 +53,36 @@ import Testing
         withExtendedLifetime(third) {}
     }
 
+    /// Opens beside a handle whose writes keep growing the map: an open reads the shared
+    /// map only under the resize lock (its page size had been read from the meta page while
+    /// another handle remapped it, which faulted the process now and then).
+    @Test func opensBesideAGrowingMapAreSafe() throws {
+        let t = try TempLedger()
+        let path = t.directory.appendingPathComponent("growing.lmdb").path
+        var options = Environment.Options()
+        options.mapSize = 64 << 10
+        options.unsafeNoSync = true  // a scratch file: only the map's growth is under test
+        let writer = try Environment(path: path, options: options)
+        let db = try writer.write { try $0.openDatabase("d")! }
+        let stop = Locked(false), opens = Locked(0)
+        let readOnly = { var o = options; o.readOnly = true; return o }()
+        let opener = Thread {
+            while !stop.value {
+                if let e = try? Environment(path: path, options: readOnly), e.pageSize > 0 { opens.update { $0 += 1 } }
+            }
+        }
+        opener.start()
+        let value = [UInt8](repeating: 7, count: 900)
+        for i in 0..<300 {
+            try writer.write { txn in
+                for j in 0..<50 { try txn.put(db, key: Array("\(i)-\(j)".utf8), value: value) }
+            }
+        }
+        stop.update { $0 = true }
+        while !opener.isFinished { usleep(1000) }
+        #expect(writer.mapSize > 8 << 20 && opens.value > 0, "map \(writer.mapSize), \(opens.value) opens")
+    }
+
     /// A read-only open beside a writable one shares it and still writes nothing; a writable
     /// open beside a read-only one, or one of other durability, is refused, nothing opened.
     @Test func openingsThatCannotShareAreRefused() throws {
