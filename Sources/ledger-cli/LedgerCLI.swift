@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct LedgerCLI: AsyncParsableCommand {
@@ -24,6 +25,7 @@ struct LedgerCLI: AsyncParsableCommand {
     /// Secures the standard descriptors before anything is opened (``StandardStreams``).
     static func main() async {
         StandardStreams.secure()
+        FaultReport.install(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment)
         await main(nil)
     }
 }

@@ -88,6 +88,35 @@ import Testing
         _ = faulted
     }
 
+    /// A page that makes liblmdb fault ends any other command as a damaged store's error
+    /// (`integrity_failure`, `unreadable_page`, pointing at `verify --deep`), its JSON on
+    /// stdout, not as a crash.
+    @Test func aFaultReadingAStoreIsReportedNotACrash() throws {
+        let db = fixture.path("faults.lmdb")
+        #expect(try LedgerProcess.run(["demo", "--db", db]).status == 0)
+        let bytes = try #require(FileManager.default.contents(atPath: db))
+        var faulted = 0
+        for page in 2..<min(34, bytes.count / 4096) {
+            for offset in [12, 16, 24] {
+                var damaged = bytes
+                damaged[page * 4096 + offset] ^= 0xFF
+                let path = fixture.path("fault-\(page)-\(offset).lmdb")
+                try damaged.write(to: URL(fileURLWithPath: path))
+                let out = try LedgerProcess.run(["log", "--db", path, "--json"])
+                #expect(!out.signalled, "page \(page)+\(offset): killed by a signal; \(out.stderr.suffix(300))")
+                if out.stdout.contains("unreadable_page") {
+                    faulted += 1
+                    #expect(out.status == LedgerError.Code.integrityFailure.exitStatus && out.stderr.contains("verify --deep"),
+                            "page \(page)+\(offset): \(out.status) \(out.stderr)")
+                }
+                try? FileManager.default.removeItem(atPath: path)
+                try? FileManager.default.removeItem(atPath: path + "-lock")
+            }
+        }
+        // Flips in page headers fault liblmdb on many of these pages.
+        #expect(faulted > 0)
+    }
+
     /// `propose` takes `--command-id` as every write command does; refusals carry the
     /// details cli.md lists; `execute` records the operator unless told otherwise.
     @Test func proposeTakesACommandIdAndRefusalsCarryTheirDetails() throws {
