@@ -271,5 +271,8 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// Flushes buffers to disk (only matters with ``Options/unsafeNoSync``).
-    public func sync() throws { try check(mdb_env_sync(env, 1), "mdb_env_sync") }
+    public func sync() throws {
+        // It reads the meta page in the map: no handle may grow it meanwhile.
+        try resizeLock.shared { try check(mdb_env_sync(env, 1), "mdb_env_sync") }
+    }
 }

@@ -21,8 +21,9 @@ final class PersistenceHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    /// The versions of the requests not answered yet, oldest first (HTTP/1.1 pipelines).
-    private var versions: [HTTPVersion] = []
+    /// The requests not answered yet, oldest first (HTTP/1.1 pipelines): their version, and
+    /// whether they asked to keep the connection.
+    private var pending: [(version: HTTPVersion, keep: Bool)] = []
     /// The answer being written is delimited by the close: close once it ends.
     private var closeAfterAnswer = false
 
@@ -36,12 +37,11 @@ final class PersistenceHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(var head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
-        versions.append(head.version)
         let tokens = head.headers[canonicalForm: "connection"].map { $0.lowercased() }
         // `close` wins over `keep-alive` (RFC 9112 §9.3), whatever their case.
-        if tokens.contains("close") || (Self.beforeHTTP11(head.version) && !tokens.contains("keep-alive")) {
-            head.headers.replaceOrAdd(name: "connection", value: "close")
-        }
+        let keep = !tokens.contains("close") && (!Self.beforeHTTP11(head.version) || tokens.contains("keep-alive"))
+        pending.append((head.version, keep))
+        if !keep { head.headers.replaceOrAdd(name: "connection", value: "close") }
         context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 
@@ -49,15 +49,21 @@ final class PersistenceHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapOutboundIn(data) {
         case .head(var head):
             // An interim answer (100 Continue) answers no request yet.
-            guard head.status.code >= 200, !versions.isEmpty else { return context.write(data, promise: promise) }
-            let version = versions.removeFirst()
-            guard Self.beforeHTTP11(version) else { return context.write(data, promise: promise) }
-            head.version = version
-            if !head.headers.contains(name: "content-length") {
-                head.headers.remove(name: "transfer-encoding")
-                closeAfterAnswer = true
-            } else if !head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" }) {
-                // An HTTP/1.0 client keeps a connection only when the answer says so.
+            guard head.status.code >= 200, !pending.isEmpty else { return context.write(data, promise: promise) }
+            var (version, keep) = pending.removeFirst()
+            if Self.beforeHTTP11(version) {
+                head.version = version
+                if !head.headers.contains(name: "content-length") {
+                    head.headers.remove(name: "transfer-encoding")
+                    closeAfterAnswer = true
+                    keep = false
+                }
+            }
+            // Said either way: an HTTP/1.0 client keeps a connection only when the answer says
+            // so, and one about to close says so (RFC 9112 §9.6).
+            if !keep {
+                head.headers.replaceOrAdd(name: "connection", value: "close")
+            } else if Self.beforeHTTP11(version) {
                 head.headers.replaceOrAdd(name: "connection", value: "keep-alive")
             }
             context.write(wrapOutboundOut(.head(head)), promise: promise)

@@ -83,6 +83,9 @@ import Glibc
                 // Answered in the request's own version.
                 let version = head.contains("HTTP/1.0") ? "HTTP/1.0" : "HTTP/1.1"
                 #expect(answer?.hasPrefix(version + " 200") == true && answer?.contains("\"ok\"") == true, "\(head): \(answer ?? "not closed")")
+                // The answer says the connection closes (an HTTP/1.0 client trusts a keep-alive).
+                let said = answer?.lowercased() ?? ""
+                #expect(said.contains("connection: close") && !said.contains("keep-alive"), "\(head): \(answer ?? "")")
             }
             // HTTP/1.0 asking to keep it: two requests answered on one connection, which stays open.
             let kept = try RawConnection(port: port)
@@ -100,7 +103,8 @@ import Glibc
                 + "Accept: application/x-ndjson\r\n\r\n")
             let answer = await lines.readUntilClosed(within: 30) ?? "not closed"
             let (head, body) = (answer.components(separatedBy: "\r\n\r\n").first ?? "", answer.components(separatedBy: "\r\n\r\n").dropFirst().joined())
-            #expect(head.hasPrefix("HTTP/1.0 200") && !head.lowercased().contains("transfer-encoding"), "\(head)")
+            #expect(head.hasPrefix("HTTP/1.0 200") && !head.lowercased().contains("transfer-encoding")
+                    && head.lowercased().contains("connection: close"), "\(head)")
             #expect(body.hasPrefix("{\"seq\":") && body.contains("one-oh"), "\(body.prefix(200))")
         }
     }
