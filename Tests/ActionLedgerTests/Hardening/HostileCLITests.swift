@@ -68,49 +68,45 @@ import Testing
     /// scans in a child process, so it reports the damage (`integrity_failure`) or finds
     /// the store whole, and never dies itself, whichever page header is hit.
     @Test func verifyReportsADamagedPageNeverCrashes() throws {
-        let db = fixture.path("pages.lmdb")
+        // Not every flip faults; the check is that none kills verify.
+        try eachDamagedCopy("pages", pages: 2..<14, offsets: [12, 20]) { path, at in
+            let out = try LedgerProcess.run(["verify", "--db", path, "--json"])
+            #expect(!out.signalled && [0, LedgerError.Code.integrityFailure.exitStatus].contains(out.status),
+                    "\(at): \(out.status) \(out.stdout) \(out.stderr.prefix(200))")
+        }
+    }
+
+    /// Runs `body` on copies of a demo store, each with one byte of a page header flipped
+    /// (`page` × 4096 + `offset`), named by where.
+    func eachDamagedCopy(_ name: String, pages: Range<Int>, offsets: [Int], _ body: (String, String) throws -> Void) throws {
+        let db = fixture.path("\(name).lmdb")
         #expect(try LedgerProcess.run(["demo", "--db", db]).status == 0)
         let bytes = try #require(FileManager.default.contents(atPath: db))
-        var faulted = 0
-        for page in 2..<min(14, bytes.count / 4096) {
-            for offset in [12, 20] {
+        for page in pages where page < bytes.count / 4096 {
+            for offset in offsets {
                 var damaged = bytes
                 damaged[page * 4096 + offset] ^= 0xFF
-                let path = fixture.path("damaged-\(page)-\(offset).lmdb")
+                let path = fixture.path("\(name)-\(page)-\(offset).lmdb")
                 try damaged.write(to: URL(fileURLWithPath: path))
-                let out = try LedgerProcess.run(["verify", "--db", path, "--json"])
-                #expect(!out.signalled && [0, LedgerError.Code.integrityFailure.exitStatus].contains(out.status),
-                        "page \(page)+\(offset): \(out.status) \(out.stdout) \(out.stderr.prefix(200))")
-                if out.stdout.contains("unreadable_page") { faulted += 1 }
+                try body(path, "page \(page)+\(offset)")
+                try? FileManager.default.removeItem(atPath: path)
+                try? FileManager.default.removeItem(atPath: path + "-lock")
             }
         }
-        // Not every flip faults; the check is that none kills verify.
-        _ = faulted
     }
 
     /// A page that makes liblmdb fault ends any other command as a damaged store's error
     /// (`integrity_failure`, `unreadable_page`, pointing at `verify --deep`), its JSON on
     /// stdout, not as a crash.
     @Test func aFaultReadingAStoreIsReportedNotACrash() throws {
-        let db = fixture.path("faults.lmdb")
-        #expect(try LedgerProcess.run(["demo", "--db", db]).status == 0)
-        let bytes = try #require(FileManager.default.contents(atPath: db))
         var faulted = 0
-        for page in 2..<min(34, bytes.count / 4096) {
-            for offset in [12, 16, 24] {
-                var damaged = bytes
-                damaged[page * 4096 + offset] ^= 0xFF
-                let path = fixture.path("fault-\(page)-\(offset).lmdb")
-                try damaged.write(to: URL(fileURLWithPath: path))
-                let out = try LedgerProcess.run(["log", "--db", path, "--json"])
-                #expect(!out.signalled, "page \(page)+\(offset): killed by a signal; \(out.stderr.suffix(300))")
-                if out.stdout.contains("unreadable_page") {
-                    faulted += 1
-                    #expect(out.status == LedgerError.Code.integrityFailure.exitStatus && out.stderr.contains("verify --deep"),
-                            "page \(page)+\(offset): \(out.status) \(out.stderr)")
-                }
-                try? FileManager.default.removeItem(atPath: path)
-                try? FileManager.default.removeItem(atPath: path + "-lock")
+        try eachDamagedCopy("faults", pages: 2..<34, offsets: [12, 16, 24]) { path, at in
+            let out = try LedgerProcess.run(["log", "--db", path, "--json"])
+            #expect(!out.signalled, "\(at): killed by a signal; \(out.stderr.suffix(300))")
+            if out.stdout.contains("unreadable_page") {
+                faulted += 1
+                #expect(out.status == LedgerError.Code.integrityFailure.exitStatus && out.stderr.contains("verify --deep"),
+                        "\(at): \(out.status) \(out.stderr)")
             }
         }
         // Flips in page headers fault liblmdb on many of these pages.
