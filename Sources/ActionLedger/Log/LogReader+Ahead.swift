@@ -36,7 +36,7 @@ extension LogReader {
         mdb_env_info(txn.environment.env, &info)
         let map = UInt(bitPattern: info.me_mapaddr)
         var page: UInt = 0
-        var failed: (any Error)?
+        var failed: (any Error)?, expected = max(from, 1)
         var entry = try cursor.seek(atLeast: Keys.u64(from))
         while entry != nil {
             var n = 0
@@ -65,7 +65,10 @@ extension LogReader {
             }
             for i in 0..<n {
                 guard keys[i].count == 8 else { throw LedgerError(.integrityFailure, "event key of \(keys[i].count) bytes") }
-                guard try body(Keys.readU64(keys[i]), values[i]) else { return }
+                let seq = Keys.readU64(keys[i])
+                guard seq == expected else { throw LogReader.missing(expected, next: seq) }
+                expected += 1
+                guard try body(seq, values[i]) else { return }
             }
         }
         if let failed { throw failed }

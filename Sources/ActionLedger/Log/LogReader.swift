@@ -129,12 +129,23 @@ public struct LogReader {
 
     /// Visits raw stored values (hash ‖ bytes) in seq order: verification reads these
     /// without decoding.
+    /// - throws: `integrity_failure` at a seq the log lacks (seqs are dense: a gap is damage,
+    ///   and a scan that stepped over it would print, export or fold a log without it).
     public func forEachRaw(from: UInt64 = 1, _ body: (_ seq: UInt64, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
         if txn.isReadOnly { return try forEachRawAhead(from: from, body) }
+        var expected = max(from, 1)
         try txn.scan(dbs.events, from: Keys.u64(from)) { k, v in
             guard k.count == 8 else { throw LedgerError(.integrityFailure, "event key of \(k.count) bytes") }
-            return try body(Keys.readU64(k), v)
+            let seq = Keys.readU64(k)
+            guard seq == expected else { throw Self.missing(expected, next: seq) }
+            expected += 1
+            return try body(seq, v)
         }
+    }
+
+    static func missing(_ seq: UInt64, next: UInt64) -> LedgerError {
+        LedgerError(.integrityFailure, "the log has no event at seq \(seq) (the next stored is seq \(next)): the store is damaged; "
+            + "`ledger verify --deep` names the damage", details: ["seq": .number(Double(seq)), "problem": "missing_seq"])
     }
 
     /// The seqs of one id's entries in a `id ‖ 0x00 ‖ seq` index.

@@ -123,6 +123,7 @@ struct ShadowBuild: Sendable {
             progress(RebuildProgress(checkpoint: checkpoint, head: head, applied: applied + more,
                                      elapsed: (ContinuousClock.now - clock) / .seconds(1)))
         }
+        var reached: UInt64?
         while results.count < projections.count {
             let pending = projections.filter { results[$0.name] == nil }
             let chunk = try fold(pending, options, report)
@@ -145,6 +146,14 @@ struct ShadowBuild: Sendable {
             let step = try environment.write { [writing] txn in try write(writing, txn, options, resumed: resumed) }
             applied += step.applied
             for r in step.finished { results[r.projection] = r }
+            // A round that finishes nothing must move the checkpoint: one that did not would
+            // run again for ever (a fold skips what does not follow its checkpoint).
+            if step.finished.isEmpty, let reached, step.checkpoint <= reached {
+                throw LedgerError(.integrityFailure, "the rebuild cannot get past seq \(step.checkpoint): the log does not "
+                    + "continue there as stored; `ledger verify --deep` names the damage",
+                    details: ["seq": .number(Double(step.checkpoint + 1))])
+            }
+            reached = step.checkpoint
             report(step.checkpoint, step.head, 0)
             if options.pauseMilliseconds > 0, results.count < projections.count {
                 usleep(useconds_t(options.pauseMilliseconds * 1000))

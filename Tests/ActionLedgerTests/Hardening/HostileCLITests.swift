@@ -113,6 +113,27 @@ import Testing
         #expect(faulted > 0)
     }
 
+    /// Seqs are dense: a log missing one (its entry gone from the events database) is
+    /// damage every reader reports at that seq, not a log that starts, or goes on, past it.
+    /// (A rebuild had folded nothing and tried again for ever; `log` and `export` had left
+    /// the event out and exited 0.)
+    @Test func aMissingSeqIsReportedByEveryReader() throws {
+        for gone in [UInt64(1), 5] {
+            let db = fixture.path("gap-\(gone).lmdb")
+            #expect(try LedgerProcess.run(["demo", "--db", db]).status == 0)
+            let deleted = try Environment(path: db).write { txn throws -> Bool in
+                guard let events = try txn.openDatabase("events", create: false) else { return false }
+                return try txn.delete(events, key: Keys.u64(gone))
+            }
+            #expect(deleted)
+            for args in [["log", "--json"], ["export", "--out", fixture.path("gap-\(gone).jsonl")], ["rebuild"]] {
+                let out = try LedgerProcess.run(args + ["--db", db], timeout: 60)
+                #expect(out.status == LedgerError.Code.integrityFailure.exitStatus && out.stderr.contains("no event at seq \(gone)"),
+                        "seq \(gone), \(args[0]): \(out.status) \(out.stderr.suffix(300))")
+            }
+        }
+    }
+
     /// `propose` takes `--command-id` as every write command does; refusals carry the
     /// details cli.md lists; `execute` records the operator unless told otherwise.
     @Test func proposeTakesACommandIdAndRefusalsCarryTheirDetails() throws {
