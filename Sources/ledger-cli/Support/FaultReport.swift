@@ -10,7 +10,9 @@ import Foundation
 /// with `problem: unreadable_page`, its JSON on stdout under `--json`, pointing at
 /// `verify --deep`. Nothing can be recovered in the process: the handler writes the error,
 /// prepared before any store is opened, and exits. A defect of the process's own faults the
-/// same way, so the message says both; `verify --deep` tells them apart.
+/// same way, so the message says both; `verify --deep` tells them apart. A signal another
+/// process sent (`kill -ABRT`, a supervisor's watchdog) is no fault: it takes its default
+/// action, as it would have without the handler.
 enum FaultReport {
     /// A signal's prepared error: plain pointers, so the handler counts no reference.
     private struct Report {
@@ -23,25 +25,37 @@ enum FaultReport {
     // Written once at start, before any other thread runs, then only read, by the handler.
     nonisolated(unsafe) private static var reports = UnsafeMutablePointer<Report>.allocate(capacity: 3)
     nonisolated(unsafe) private static var status: Int32 = 1
+    nonisolated(unsafe) private static var pid: pid_t = 0
 
     /// Installs the handler for `arguments` (the store is `--db`, else `$LEDGER_DB`, else
     /// `ledger.lmdb`). Not in `verify`'s scanning child, whose fault its parent reports, nor
     /// when the Swift backtracer is asked for explicitly (`SWIFT_BACKTRACE=enable=yes`).
     static func install(arguments: [String], environment: [String: String]) {
         if environment["LEDGER_VERIFY_CHILD"] != nil || environment["SWIFT_BACKTRACE"]?.contains("enable=yes") == true { return }
-        let path = store(arguments) ?? environment["LEDGER_DB"] ?? "ledger.lmdb"
-        let json = arguments.contains("--json")
+        // Options end at `--`; ArgumentParser takes the last `--db` given.
+        let options = Array(arguments.prefix { $0 != "--" })
+        let path = store(options) ?? environment["LEDGER_DB"] ?? "ledger.lmdb"
+        let json = options.contains("--json")
         status = LedgerError.Code.integrityFailure.exitStatus
+        pid = getpid()
         for (i, (signal, name)) in signals.enumerated() {
             let error = LedgerError(.integrityFailure, "the process stopped on \(name) reading \(path): liblmdb trusts every page of "
                 + "the file, so a damaged page ends a process this way (or ledger has a defect); `ledger verify --deep --db "
-                + "\(path)` reads every page apart and names the damage", details: ["problem": "unreadable_page",
-                                                                                   "signal": .number(Double(signal))])
+                + "\(shellQuoted(path))` reads every page apart and names the damage",
+                details: ["problem": "unreadable_page", "signal": .number(Double(signal))])
+            // The JSON starts on a line of its own: the fault may cut a line the command was writing.
             reports[i] = Report(signal: signal, stderr: buffer("error: \(Human.escape(error.message)) [\(error.code.rawValue)]\n"),
-                                stdout: buffer(json ? error.json.serialized() + "\n" : ""))
+                                stdout: buffer(json ? "\n" + error.json.serialized() + "\n" : ""))
             var action = sigaction()
-            action.__sigaction_handler.sa_handler = { signal in
-                // Only write(2) and _exit(2) here: both are async-signal-safe.
+            action.__sigaction_handler.sa_sigaction = { signal, info, _ in
+                // Only write, signal, raise and _exit here: each is async-signal-safe.
+                if let info, info.pointee.si_code <= 0, info.pointee._sifields._kill.si_pid != FaultReport.pid {
+                    // Sent by another process: raised again under its default action, which
+                    // takes it once this handler returns (it is blocked until then).
+                    Glibc.signal(signal, SIG_DFL)
+                    raise(signal)
+                    return
+                }
                 for i in 0..<3 where FaultReport.reports[i].signal == signal {
                     let r = FaultReport.reports[i]
                     _ = write(2, r.stderr.baseAddress, r.stderr.count)
@@ -50,23 +64,29 @@ enum FaultReport {
                 _exit(FaultReport.status)
             }
             sigemptyset(&action.sa_mask)
-            action.sa_flags = SA_ONSTACK
+            action.sa_flags = SA_SIGINFO
             sigaction(signal, &action, nil)
         }
-        // A fault from a stack overflow could not run the handler on the faulting stack.
-        var stack = stack_t()
-        stack.ss_size = 64 << 10
-        stack.ss_sp = UnsafeMutableRawPointer.allocate(byteCount: stack.ss_size, alignment: 16)
-        sigaltstack(&stack, nil)
     }
 
-    /// `--db PATH` or `--db=PATH` among `arguments`.
+    /// The last `--db PATH` or `--db=PATH` among `arguments`.
     private static func store(_ arguments: [String]) -> String? {
+        var found: String?
         for (i, a) in arguments.enumerated() {
-            if a == "--db", i + 1 < arguments.count { return arguments[i + 1] }
-            if a.hasPrefix("--db=") { return String(a.dropFirst(5)) }
+            if a == "--db", i + 1 < arguments.count { found = arguments[i + 1] }
+            if a.hasPrefix("--db=") { found = String(a.dropFirst(5)) }
         }
-        return nil
+        return found
+    }
+
+    /// `path` as a shell word, so the suggested command can be pasted: in single quotes when
+    /// it needs quoting and holds none (a backslash escape would print doubled: human
+    /// output escapes backslashes).
+    private static func shellQuoted(_ path: String) -> String {
+        let plain = path.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || "._/-+".utf8.contains(c)
+        }
+        return plain || path.contains("'") ? path : "'" + path + "'"
     }
 
     private static func buffer(_ text: String) -> UnsafeMutableBufferPointer<UInt8> {

@@ -111,6 +111,14 @@ import Testing
         }
         // Flips in page headers fault liblmdb on many of these pages.
         #expect(faulted > 0)
+        // A signal another process sends is no fault: it takes its default action.
+        let db = fixture.path("faults.lmdb")
+        let server = try Child(LedgerProcess.binary, ["serve", "--db", db, "--listen", "127.0.0.1:0"])
+        let deadline = Date().addingTimeInterval(30)
+        while !server.stdoutSoFar.contains("listening on"), Date() < deadline { usleep(10_000) }
+        kill(server.process.processIdentifier, SIGABRT)
+        let out = try server.finish(within: 30)
+        #expect(out.signalled && out.status == SIGABRT && !out.stderr.contains("unreadable_page"), "\(out.status) \(out.stderr)")
     }
 
     /// Seqs are dense: a log missing one (its entry gone from the events database) is
