@@ -30,6 +30,12 @@ struct Demo: LedgerSubcommand {
             throw LedgerError(.notEmpty, "\(path) already holds a demo store (\(events) events); use --fresh to "
                 + "replace it, or another --db", details: ["events": .number(Double(events))])
         }
+        // Asked again at the move, under the store's lock; asked first so that a day recorded
+        // in vain is not told as done before the refusal.
+        if case .demoStore = found, Environment.isOpenElsewhere(path) {
+            throw LedgerError(.busy, "\(path) is open in another process (a server, a follower, a command): stop it, then "
+                + "run the demo again; nothing was replaced")
+        }
         AbandonedScratch.remove(beside: path, kind: "building")
         let building = path + ".building-\(getpid())"
         defer {

@@ -265,6 +265,8 @@ import Testing
         let before = try StorePathTests.sha(store)
         let refused = try LedgerProcess.run(["demo", "--fresh", "--db", store], environment: env)
         #expect(refused.status == 20 && refused.stderr.contains("open in another process"), "\(refused.stderr)")
+        // Refused before the day is recorded: no story told for a store that is not replaced.
+        #expect(!refused.stdout.contains("events recorded") && refused.stdout.isEmpty, "\(refused.stdout)")
         #expect(try StorePathTests.sha(store) == before)
         follower.kill()
         _ = try? follower.finish(within: 30)
