@@ -23,12 +23,18 @@ struct Log: LedgerSubcommand {
         var printed = 0
         while true {
             // Bounded reads: a long-lived read transaction would pin old pages for writers.
+            // No more than the limit still wants; what was read before a failure (damage at a
+            // seq) is printed before it is reported.
+            let wanted = min(1000, max(1, (limit ?? 1000) - printed))
+            var failure: (any Error)?
             let chunk = try ledger.read { r -> [StoredEvent] in
                 var out: [StoredEvent] = []
-                try r.forEach(from: next) { e in
-                    out.append(e)
-                    return out.count < 1000
-                }
+                do {
+                    try r.forEach(from: next) { e in
+                        out.append(e)
+                        return out.count < wanted
+                    }
+                } catch { failure = error }
                 return out
             }
             for e in chunk {
@@ -39,7 +45,9 @@ struct Log: LedgerSubcommand {
             }
             // A follower that cannot write stops with storage_error, never silently dropping events.
             try StandardStreams.flush()
-            if chunk.count == 1000 { continue }
+            if let limit, printed >= limit { return }
+            if let failure { throw failure }
+            if chunk.count == wanted { continue }
             guard follow else { return }
             usleep(200_000)
         }

@@ -138,6 +138,16 @@ import Testing
                 let out = try LedgerProcess.run(args + ["--db", db], timeout: 60)
                 #expect(out.status == LedgerError.Code.integrityFailure.exitStatus && out.stderr.contains("no event at seq \(gone)"),
                         "seq \(gone), \(args[0]): \(out.status) \(out.stderr.suffix(300))")
+                // What comes before the gap is still printed.
+                if args[0] == "log" {
+                    #expect(out.stdout.split(separator: "\n").filter { $0.hasPrefix("{\"seq\"") }.count == Int(gone) - 1,
+                            "\(out.stdout.prefix(300))")
+                }
+            }
+            // A range that stops before the gap is whole.
+            if gone > 1 {
+                let before = try LedgerProcess.run(["log", "--db", db, "--from", String(gone - 1), "--limit", "1", "--json"])
+                #expect(before.status == 0 && before.stdout.contains("\"seq\":\(gone - 1),"), "\(before.status) \(before.stderr)")
             }
         }
     }

@@ -109,6 +109,35 @@ import Glibc
         }
     }
 
+    /// A seq gone from the log under a running server: a catch-up sends the events before
+    /// it, then cuts the stream (no closing chunk: an end that reads as complete would hide
+    /// the gap).
+    @Test func aStreamSendsWhatPrecedesDamageThenIsCut() async throws {
+        let h = try ServerHarness()
+        try await h.test { client in
+            let head = try h.ledger.read { try $0.head().seq }
+            let gone = head - 1
+            // The token known first (a server that meets the damage reading tokens answers 500 with it).
+            _ = try await client.call(.get, "/v1/audit/proofs", token: h.auditor)
+            #expect(try Self.deleteEvent(gone, from: h.ledger))
+            let c = try RawConnection(port: client.port!)
+            try c.send("GET /v1/events?from=1 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(h.auditor)\r\n"
+                + "Accept: application/x-ndjson\r\n\r\n")
+            // Judged by what arrives, not by the FIN (other tests' children may hold the socket).
+            let answer = await c.read(until: "\r\n0\r\n\r\n", within: 5)
+            #expect(answer.hasPrefix("HTTP/1.1 200") && answer.contains("\"seq\":\(gone - 1),"), "\(answer.suffix(300))")
+            #expect(!answer.contains("\"seq\":\(gone),") && !answer.contains("\r\n0\r\n\r\n"), "\(answer.suffix(200))")
+        }
+    }
+
+    /// Damage: the event at `seq` deleted from the log (a write transaction, on this thread).
+    static func deleteEvent(_ seq: UInt64, from ledger: Ledger) throws -> Bool {
+        try ledger.environment.write { txn in
+            guard let events = try txn.openDatabase("events", create: false) else { return false }
+            return try txn.delete(events, key: Keys.u64(seq))
+        }
+    }
+
     @Test func anIdleOrStalledConnectionIsClosedButALiveStreamIsNot() async throws {
         let h = try ServerHarness(idleTimeout: .milliseconds(300))
         try await h.test { client in

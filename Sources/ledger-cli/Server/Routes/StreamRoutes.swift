@@ -1,6 +1,7 @@
 import ActionLedger
 import Foundation
 import Hummingbird
+import Logging
 import ServiceLifecycle
 
 /// `GET /v1/events` (Server-Sent Events, or JSON Lines catch-up) and stream tickets.
@@ -73,13 +74,16 @@ extension LedgerServer {
 
     /// The events from `from` to `to` the caller may see, as JSON Lines; the response ends there.
     private func catchUp(_ who: Identity, from: UInt64, to head: UInt64) -> Response {
-        let ledger = ledger, agents = hub.agents
+        let ledger = ledger, agents = hub.agents, logger = logger
         return Response(status: .ok, headers: [.contentType: "application/x-ndjson", .cacheControl: "no-store"],
                         body: ResponseBody { writer in
                             var next = from
                             while next <= head {
-                                let (lines, last, revoked) = try Self.read(ledger, who, agents, from: next, to: head) { $0.json.serialized() + "\n" }
+                                let (lines, last, revoked, failure) = try Self.read(ledger, who, agents, from: next, to: head) {
+                                    $0.json.serialized() + "\n"
+                                }
                                 if !lines.isEmpty { try await writer.write(ByteBuffer(string: lines)) }
+                                if let failure { throw Self.cut(failure, logger) }
                                 if revoked { break }
                                 next = last + 1
                             }
@@ -102,15 +106,18 @@ extension LedgerServer {
             let sessions = sessions, now = try now()
             try await Blocking.run { try sessions.markConnected(device: device, at: now) }
         }
-        let ledger = ledger, hub = hub, agents = hub.agents, authenticator = authenticator, clock = configuration.clock
+        let ledger = ledger, hub = hub, agents = hub.agents, authenticator = authenticator, clock = configuration.clock,
+            logger = logger
         return Response(status: .ok, headers: headers,
                         body: ResponseBody { writer in
                             try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
                             var last = from - 1
                             let head = try ledger.read { try $0.head().seq }
                             while last < head {
-                                let (events, upTo, revoked) = try Self.read(ledger, who, agents, from: last + 1, to: head, render: Self.sse)
+                                let (events, upTo, revoked, failure) = try Self.read(ledger, who, agents, from: last + 1, to: head,
+                                                                                     render: Self.sse)
                                 if !events.isEmpty { try await writer.write(ByteBuffer(string: events)) }
+                                if let failure { throw Self.cut(failure, logger) }
                                 if revoked {
                                     hub.end(live.id)
                                     try await writer.finish(nil)
@@ -157,18 +164,30 @@ extension LedgerServer {
     /// its revocation and nothing after it). A client that stops reading holds the server to
     /// one such chunk: the write waits for the socket, and the next chunk is read only after it.
     static func read(_ ledger: Ledger, _ who: Identity, _ agents: AgentCache, from: UInt64, to: UInt64,
-                     render: (StoredEvent) -> String) throws -> (String, UInt64, revoked: Bool) {
-        var out = "", last = from - 1, revoked = false
+                     render: (StoredEvent) -> String) throws -> (String, UInt64, revoked: Bool, failure: LedgerError?) {
+        var out = "", last = from - 1, revoked = false, failure: LedgerError?
         try ledger.read { reader in
-            try reader.forEach(from: from) { stored in
-                guard stored.event.seq <= to else { return false }
-                last = stored.event.seq
-                if StreamFilter.visible(stored.event, to: who, agents: agents) { out += render(stored) }
-                revoked = StreamFilter.revokes(stored.event, who)
-                return !revoked && last - from + 1 < UInt64(catchUpChunk) && out.utf8.count < catchUpBytes
+            do {
+                try reader.forEach(from: from) { stored in
+                    guard stored.event.seq <= to else { return false }
+                    last = stored.event.seq
+                    if StreamFilter.visible(stored.event, to: who, agents: agents) { out += render(stored) }
+                    revoked = StreamFilter.revokes(stored.event, who)
+                    return !revoked && last - from + 1 < UInt64(catchUpChunk) && out.utf8.count < catchUpBytes
+                }
+            } catch let e as LedgerError {
+                // Damage at a seq: the events before it are still sent, then the stream is cut.
+                failure = e
             }
         }
         // An empty log past `from`: nothing more to read.
-        return (out, max(last, last == from - 1 ? to : last), revoked)
+        return (out, max(last, last == from - 1 && failure == nil ? to : last), revoked, failure)
+    }
+
+    /// Ends a stream that met damage in the log: said in the server's log (the client sees
+    /// its connection cut, not an end that reads as complete).
+    static func cut(_ failure: LedgerError, _ logger: Logger) -> LedgerError {
+        logger.error("a stream stopped at damage in the log: \(failure.message) [\(failure.code.rawValue)]")
+        return failure
     }
 }
