@@ -175,7 +175,10 @@ extension Ledger {
             // was appended since (ProofCounts), else counted from the window's start.
             let head = try r.head(), key = ProofCountCache.Query(from: window.from, to: window.to, org: org)
             var counts = ProofCounts(), countFrom = start
-            if let kept = proofCounts.entry(key), kept.head.seq <= head.seq, try r.event(kept.head.seq)?.hash == kept.head.hash {
+            // The stored value starts with the chain hash: compared in place, no decode.
+            if let kept = proofCounts.entry(key), kept.head.seq <= head.seq,
+               try r.withRawEvent(kept.head.seq, { Digest(bytes: UnsafeRawBufferPointer(rebasing: $0.prefix(Digest.byteCount))) })
+                   == kept.head.hash {
                 counts = kept.counts
                 countFrom = max(start, kept.head.seq + 1)
             }
@@ -195,8 +198,8 @@ extension Ledger {
             var last: Event?
             try r.forEachView(from: max(start, rows.lowerBound)) { view, decode in
                 guard view.seq < rows.upperBound, view.at < window.to else { return false }
-                guard view.type == .actionApproved || view.type == .actionDismissed, window.contains(view.at),
-                      orgBytes.map({ view[view.org].elementsEqual($0) }) ?? true else { return true }
+                guard view.type == .actionApproved || view.type == .actionDismissed,
+                      ProofCounts.isIn(view, window, org: orgBytes) else { return true }
                 let e = try decode()
                 guard let (level, kind) = ProofReport.classify(e), let level, let kind else { return true }
                 if report.unproven.count + report.userVerificationUnproven.count == limit {

@@ -20,7 +20,7 @@ struct ProofCounts: Sendable, Equatable {
         case .actionApproved, .actionDismissed, .actionAutoShipped: break
         default: return
         }
-        guard window.contains(view.at), org.map({ view[view.org].elementsEqual($0) }) ?? true else { return }
+        guard Self.isIn(view, window, org: org) else { return }
         // An auto-ship is counted from its type alone: no device, no proof to read.
         if view.type == .actionAutoShipped { return autoShipped += 1 }
         guard let (level, kind) = ProofReport.classify(try decode()), let level else { return }
@@ -30,6 +30,11 @@ struct ProofCounts: Sendable, Equatable {
         case .userVerificationUnproven?: userVerificationUnprovenTotal += 1
         case nil: break
         }
+    }
+
+    /// Whether `view`'s event is in `window` and of `org` (any org when nil): the report's scope.
+    static func isIn(_ view: EventView, _ window: TimeWindow, org: [UInt8]?) -> Bool {
+        window.contains(view.at) && (org.map { view[view.org].elementsEqual($0) } ?? true)
     }
 }
 

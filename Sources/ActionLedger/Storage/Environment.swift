@@ -67,7 +67,7 @@ public final class Environment: @unchecked Sendable {
     /// to the opened file at every write.
     let linkPath: String?
     /// LMDB's page size for this file: where its second meta page starts.
-    let pageSize: Int
+    var pageSize: Int { shared.pageSize }
     /// Says on the data file which lock file this handle uses (nil without one).
     let claim: LockFileClaim?
     /// Opens run one at a time in a process: a lock file's preparation must not open and
@@ -92,7 +92,7 @@ public final class Environment: @unchecked Sendable {
                         + "replaced meanwhile): close this process's handles on the old file, then open it", details: ["field": "db"])
                 }
                 let claim = try LockFileClaim(held.env, path: path, lock: lock)
-                LockFiles.use(held, lock)
+                LockFiles.use(held)
                 return (held, lock, claim)
             }
             let env: OpaquePointer
@@ -128,7 +128,6 @@ public final class Environment: @unchecked Sendable {
         self.path = path
         linkPath = path == given ? nil : given
         isReadOnly = options.readOnly
-        pageSize = shared.pageSize
         openedFile = options.readOnly ? nil : FileIdentity.of(env)
         openedLock = options.readOnly ? nil : lock
         registeredLock = lock

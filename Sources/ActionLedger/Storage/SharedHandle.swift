@@ -60,8 +60,8 @@ enum LockFiles {
     /// The environment open on lock file `id`, if any.
     static func handle(_ id: FileIdentity) -> SharedHandle? { lock.withLock { open[id] } }
 
-    /// One more user of `handle`, found open on lock file `id`.
-    static func use(_ handle: SharedHandle, _ id: FileIdentity) {
+    /// One more user of `handle`, found open.
+    static func use(_ handle: SharedHandle) {
         lock.withLock { handle.users += 1 }
     }
 

@@ -32,10 +32,7 @@ struct Demo: LedgerSubcommand {
         }
         // Asked again at the move, under the store's lock; asked first so that a day recorded
         // in vain is not told as done before the refusal.
-        if case .demoStore = found, Environment.isOpenElsewhere(path) {
-            throw LedgerError(.busy, "\(path) is open in another process (a server, a follower, a command): stop it, then "
-                + "run the demo again; nothing was replaced")
-        }
+        if case .demoStore = found { try Ledger.requireNotOpenElsewhere(path) }
         AbandonedScratch.remove(beside: path, kind: "building")
         let building = path + ".building-\(getpid())"
         defer {

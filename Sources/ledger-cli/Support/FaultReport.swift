@@ -24,7 +24,7 @@ enum FaultReport {
     private static let signals = [(SIGSEGV, "SIGSEGV"), (SIGBUS, "SIGBUS"), (SIGABRT, "SIGABRT")]
     // Written once at start, before any other thread runs, then only read, by the handler.
     nonisolated(unsafe) private static var reports = UnsafeMutablePointer<Report>.allocate(capacity: 3)
-    nonisolated(unsafe) private static var status: Int32 = 1
+    private static let status = LedgerError.Code.integrityFailure.exitStatus
     nonisolated(unsafe) private static var pid: pid_t = 0
 
     /// Installs the handler for `arguments` (the store is `--db`, else `$LEDGER_DB`, else
@@ -36,7 +36,6 @@ enum FaultReport {
         let options = Array(arguments.prefix { $0 != "--" })
         let path = store(options) ?? environment["LEDGER_DB"] ?? "ledger.lmdb"
         let json = options.contains("--json")
-        status = LedgerError.Code.integrityFailure.exitStatus
         pid = getpid()
         for (i, (signal, name)) in signals.enumerated() {
             let error = LedgerError(.integrityFailure, "the process stopped on \(name) reading \(path): liblmdb trusts every page of "
@@ -44,7 +43,7 @@ enum FaultReport {
                 + "\(shellQuoted(path))` reads every page apart and names the damage",
                 details: ["problem": "unreadable_page", "signal": .number(Double(signal))])
             // The JSON starts on a line of its own: the fault may cut a line the command was writing.
-            reports[i] = Report(signal: signal, stderr: buffer("error: \(Human.escape(error.message)) [\(error.code.rawValue)]\n"),
+            reports[i] = Report(signal: signal, stderr: buffer(Output.errorLine(error) + "\n"),
                                 stdout: buffer(json ? "\n" + error.json.serialized() + "\n" : ""))
             var action = sigaction()
             action.__sigaction_handler.sa_sigaction = { signal, info, _ in

@@ -63,9 +63,14 @@ enum Output {
         }
     }
 
+    /// An error as stderr says it. The message may quote input (an id, a path): escaped like
+    /// all human output.
+    static func errorLine(_ error: LedgerError) -> String {
+        "error: \(Human.escape(error.message)) [\(error.code.rawValue)]"
+    }
+
     static func fail(_ error: LedgerError, json: Bool) -> ExitCode {
-        // The message may quote input (an id, a path): escaped like all human output.
-        stderr("error: \(Human.escape(error.message)) [\(error.code.rawValue)]")
+        stderr(errorLine(error))
         if json { line(error.json) }
         return ExitCode(error.code.exitStatus)
     }
