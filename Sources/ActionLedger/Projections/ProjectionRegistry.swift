@@ -173,7 +173,7 @@ public struct ProjectionRegistry: Sendable {
     /// the caller asked, so it becomes `projection_stale` with the refusal's code as
     /// `cause`; bytes that do not decode stay `corrupt_event`, and storage, integrity and
     /// lock failures keep their codes.
-    private static func naming(_ projection: String, _ seq: UInt64, _ error: LedgerError, _ message: String) -> LedgerError {
+    static func naming(_ projection: String, _ seq: UInt64, _ error: LedgerError, _ message: String) -> LedgerError {
         var details = error.details
         details["projection"] = .string(projection)
         details["seq"] = .number(Double(seq))

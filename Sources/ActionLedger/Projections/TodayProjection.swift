@@ -191,10 +191,7 @@ public struct TodayProjection: Projection {
         // that seq, as if the fold had failed there.
         let built: (Item, FeedEntry)?
         do { built = try readItem(id, seq, log, store) } catch let e as LedgerError where e.details["seq"] == nil {
-            var details = e.details
-            details["projection"] = .string("today")
-            details["seq"] = .number(Double(seq))
-            throw LedgerError(e.code, "projection today cannot apply seq \(seq): \(e.message)", details: details)
+            throw ProjectionRegistry.naming("today", seq, e, "projection today cannot apply seq \(seq): \(e.message)")
         }
         guard let built else { throw LedgerError(.projectionStale, "the proposal of pending action \(id) is not at seq \(seq)",
                                                  details: ["projection": "today", "seq": .number(Double(seq))]) }
