@@ -73,4 +73,10 @@ extension LogReader {
         }
         if let failed { throw failed }
     }
+
+    /// A scan met `next` where the log's dense seqs call for `seq`.
+    static func missing(_ seq: UInt64, next: UInt64) -> LedgerError {
+        LedgerError(.integrityFailure, "the log has no event at seq \(seq) (the next stored is seq \(next)): the store is damaged; "
+            + "`ledger verify --deep` names the damage", details: ["seq": .number(Double(seq)), "problem": "missing_seq"])
+    }
 }

@@ -143,11 +143,6 @@ public struct LogReader {
         }
     }
 
-    static func missing(_ seq: UInt64, next: UInt64) -> LedgerError {
-        LedgerError(.integrityFailure, "the log has no event at seq \(seq) (the next stored is seq \(next)): the store is damaged; "
-            + "`ledger verify --deep` names the damage", details: ["seq": .number(Double(seq)), "problem": "missing_seq"])
-    }
-
     /// The seqs of one id's entries in a `id ‖ 0x00 ‖ seq` index.
     func seqs(in index: LogIndex, of id: String) throws -> [UInt64] {
         let prefix = Keys.prefix(id)
