@@ -178,8 +178,9 @@ public final class Environment: @unchecked Sendable {
     /// Never call this across an `await`: LMDB requires a write transaction to begin and
     /// commit on the same thread, which this synchronous closure guarantees. `body` may
     /// run more than once (after the map grew), so it must only act on its transaction.
-    /// Nor begin one inside a read of any handle on this store in this process: growing the
-    /// map waits until no transaction of the process is open, that read included.
+    /// Nor begin one inside a read of any handle on this store on this thread: the map can
+    /// only grow once no transaction of the process is open, so a write that needs it to
+    /// grow there fails with `EDEADLK` rather than waiting for ever.
     /// - throws: whatever `body` throws (the transaction is then aborted), or
     ///   ``LMDBError`` from LMDB. A failed commit is never followed by an abort.
     @available(*, noasync, message: "a write transaction must begin and commit on one thread")
@@ -234,6 +235,14 @@ public final class Environment: @unchecked Sendable {
         while true {
             do {
                 return try attempt()
+            } catch let error as LMDBError where [LMDBError.mapFull, LMDBError.mapResized].contains(error.code)
+                        && resizeLock.isHeldByThisThread {
+                // A transaction inside one this thread has open on the store: the map can
+                // only change once that one ends, which waits on this one. Refused, not hung,
+                // and with a code of its own: the enclosing transaction's retry on a full map
+                // would run its body again, and with it what that body had already done.
+                throw LMDBError(code: EDEADLK, operation: error.operation
+                    + " (the map must grow, but this thread has another transaction open on the store)")
             } catch let error as LMDBError where error.code == LMDBError.mapFull {
                 try resizeLock.exclusive {
                     var info = MDB_envinfo()

@@ -22,13 +22,42 @@ final class ResizeLock: @unchecked Sendable {
 
     func shared<T>(_ body: () throws -> T) rethrows -> T {
         pthread_rwlock_rdlock(lock)
-        defer { pthread_rwlock_unlock(lock) }
+        let held = HeldLocks.ofThisThread
+        held.locks.append(ObjectIdentifier(self))
+        defer {
+            // Shared holds nest (a read inside a read), so this one is the last taken.
+            held.locks.removeLast()
+            pthread_rwlock_unlock(lock)
+        }
         return try body()
     }
+
+    /// Whether the calling thread holds this lock shared: it has a transaction open on the
+    /// store, so taking the lock exclusively would wait for that transaction, i.e. for ever.
+    var isHeldByThisThread: Bool { HeldLocks.ofThisThread.locks.contains(ObjectIdentifier(self)) }
 
     func exclusive<T>(_ body: () throws -> T) rethrows -> T {
         pthread_rwlock_wrlock(lock)
         defer { pthread_rwlock_unlock(lock) }
         return try body()
+    }
+}
+
+/// The resize locks the current thread holds shared, innermost last.
+private final class HeldLocks {
+    var locks: [ObjectIdentifier] = []
+
+    /// One per thread, released with the thread.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { p in p.map { Unmanaged<HeldLocks>.fromOpaque($0).release() } }
+        return key
+    }()
+
+    static var ofThisThread: HeldLocks {
+        if let p = pthread_getspecific(key) { return Unmanaged<HeldLocks>.fromOpaque(p).takeUnretainedValue() }
+        let held = HeldLocks()
+        pthread_setspecific(key, Unmanaged.passRetained(held).toOpaque())
+        return held
     }
 }

@@ -137,4 +137,43 @@ import Testing
             #expect(backward == [3, 2, 1])
         }
     }
+
+    /// A write begun inside a read this thread holds on the same store cannot grow the map
+    /// (that waits for every transaction of the process, the read included): it fails with
+    /// `EDEADLK` instead of waiting for ever, the read's body runs once, and once the read
+    /// ends the same write grows the map.
+    @Test func aWriteInsideAReadThatMustGrowTheMapFailsInsteadOfHanging() throws {
+        var options = Environment.Options()
+        options.mapSize = 64 << 10
+        options.unsafeNoSync = true  // a scratch file: only the map's growth is under test
+        try withEnv(options) { env, path throws in
+            let db = try env.write { try $0.openDatabase("d")! }
+            let big = [UInt8](repeating: 1, count: 256 << 10)
+            let second = try Environment(path: path, options: options)  // another handle, the same environment
+            let outcome = Locked<String?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            let runs = Locked(0)
+            let worker = Thread {
+                do {
+                    try env.read { _ in
+                        runs.update { $0 += 1 }
+                        try second.write { try $0.put(db, key: Array("k".utf8), value: big) }
+                    }
+                    outcome.update { $0 = "committed" }
+                } catch let e as LMDBError {
+                    outcome.update { $0 = e.code == EDEADLK ? e.description : "other: \(e)" }
+                } catch { outcome.update { $0 = "other: \(error)" } }
+                done.signal()
+            }
+            worker.start()
+            // Without the refusal the worker waits for ever: fail rather than hang the suite.
+            #expect(done.wait(timeout: .now() + 60) == .success, "the write inside the read hung")
+            let said = try #require(outcome.value)
+            #expect(said.contains("another transaction open on the store"), "\(said)")
+            #expect(runs.value == 1 && env.mapSize == 64 << 10)
+            try second.write { try $0.put(db, key: Array("k".utf8), value: big) }
+            #expect(try env.read { try $0.get(db, key: Array("k".utf8)) }?.count == big.count)
+            #expect(env.mapSize > 256 << 10)
+        }
+    }
 }
