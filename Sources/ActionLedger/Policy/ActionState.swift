@@ -131,4 +131,11 @@ public struct DeviceState: Sendable, Equatable {
     public var keySeq: UInt64 = 0
 
     public var isRevoked: Bool { revokedAt != nil }
+
+    /// Throws `device_revoked`, with the time it was revoked (cli.md's details), if it was.
+    public func requireLive() throws {
+        guard let at = revokedAt else { return }
+        throw LedgerError(.deviceRevoked, "device \(device) was revoked at \(at.iso8601)",
+                          details: ["device": .string(device), "revoked_at": .string(at.iso8601)])
+    }
 }

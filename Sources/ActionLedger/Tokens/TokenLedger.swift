@@ -89,11 +89,10 @@ extension Ledger {
                     throw LedgerError(.unknownDevice, "no device \(device)", details: ["device": .string(device)])
                 }
                 guard d.org == org else {
-                    throw LedgerError(.orgMismatch, "device \(device) belongs to org \(d.org), not \(org)", details: ["device": .string(device)])
+                    throw LedgerError(.orgMismatch, "device \(device) belongs to org \(d.org), not \(org)",
+                                      details: ["device": .string(device), "person": .string(d.person), "org": .string(org)])
                 }
-                guard d.revokedAt == nil else {
-                    throw LedgerError(.deviceRevoked, "device \(device) was revoked", details: ["device": .string(device)])
-                }
+                try d.requireLive()
             }
             let at = try TimeRules.check(now, head: try session.headTime())
             guard expiresAt > at else { throw LedgerError(.invalidInput, "the expiry is not in the future", details: ["field": "expires"]) }

@@ -48,9 +48,7 @@ final class Authenticator: Sendable {
         guard let d = try ledger.read({ try $0.deviceState(device) }) else {
             throw Problem.unauthorized("the token's device \(device) is not linked")
         }
-        guard d.revokedAt == nil else {
-            throw LedgerError(.deviceRevoked, "device \(device) was revoked", details: ["device": .string(device)])
-        }
+        try d.requireLive()
         if let session, !session.isBound(to: d) {
             throw Problem.unauthorized("device \(device)'s key changed since this session signed in: sign in again with its current key")
         }

@@ -47,12 +47,20 @@ import Testing
         }
         #expect(code { _ = try l.issueToken(org: "quinn-co", scope: .device, subject: "ghost", expiresAt: later, now: t0) } == .unknownDevice)
         try l.link("iphone")
-        #expect(code { _ = try l.issueToken(org: "other-co", scope: .device, subject: "iphone", expiresAt: later, now: t0) } == .orgMismatch)
+        // With the details cli.md's error table names for each code.
+        let mismatch = try requireLedgerError(.orgMismatch) {
+            _ = try l.issueToken(org: "other-co", scope: .device, subject: "iphone", expiresAt: later, now: t0)
+        }
+        #expect(mismatch.details["person"] == "quinn" && mismatch.details["org"] == "other-co", "\(mismatch.details)")
         #expect(code { _ = try l.issueToken(org: "quinn-co", scope: .auditor, subject: "iphone", expiresAt: later, now: t0) } == .invalidInput)
         #expect(code { _ = try l.issueToken(org: "quinn-co", scope: .specialist, subject: nil, expiresAt: later, now: t0) } == .invalidInput)
         #expect(code { _ = try l.issueToken(org: "quinn-co", scope: .device, subject: "iphone", expiresAt: t0, now: t0) } == .invalidInput)
         try l.run(.revokeDevice(device: "iphone", reason: "lost"))
-        #expect(code { _ = try l.issueToken(org: "quinn-co", scope: .device, subject: "iphone", expiresAt: later, now: t0) } == .deviceRevoked)
+        let revoked = try requireLedgerError(.deviceRevoked) {
+            _ = try l.issueToken(org: "quinn-co", scope: .device, subject: "iphone", expiresAt: later, now: t0)
+        }
+        let at = try #require(try l.read { try $0.deviceState("iphone") }?.revokedAt)
+        #expect(revoked.details["device"] == "iphone" && revoked.details["revoked_at"] == .string(at.iso8601), "\(revoked.details)")
         #expect(try l.read { try $0.tokenEvents() }.isEmpty)
     }
 

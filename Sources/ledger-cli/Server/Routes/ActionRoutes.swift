@@ -11,7 +11,8 @@ extension LedgerServer {
             guard let body = try await LedgerServer.body(request, context) else { throw Problem.invalid("a proposal JSON body is required") }
             let input = try ProposalInput(json: body)
             guard input.org == who.org else {
-                throw LedgerError(.orgMismatch, "this token works in org \(who.org), not \(input.org)", details: ["field": "org"])
+                throw LedgerError(.orgMismatch, "this token works in org \(who.org), not \(input.org)",
+                                  details: ["field": "org", "person": .string(input.person), "org": .string(input.org)])
             }
             guard input.proposal.specialist.agent == who.subject else {
                 throw Problem.forbidden("this token proposes as agent \(who.subject ?? "")")

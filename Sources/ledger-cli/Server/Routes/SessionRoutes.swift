@@ -127,7 +127,7 @@ extension LedgerServer {
 
     static func liveKey(_ device: String, _ state: DeviceState?) throws -> DeviceKey {
         guard let state else { throw LedgerError(.unknownDevice, "no device \(device)", details: ["device": .string(device)]) }
-        guard state.revokedAt == nil else { throw LedgerError(.deviceRevoked, "device \(device) was revoked", details: ["device": .string(device)]) }
+        try state.requireLive()
         guard let key = state.key else {
             throw LedgerError(.badProof, "device \(device) has no key to sign with: it needs an operator token",
                               details: ["problem": "key", "device": .string(device)])

@@ -37,9 +37,7 @@ extension LedgerServer {
                 }
                 // The identity behind it must still be live (a device revoked since is refused).
                 who = entry.identity
-                if let device = entry.identity.device, try self.ledger.read({ try $0.deviceState(device)?.revokedAt }) != nil {
-                    throw LedgerError(.deviceRevoked, "device \(device) was revoked", details: ["device": .string(device)])
-                }
+                if let device = entry.identity.device { try self.ledger.read({ try $0.deviceState(device) })?.requireLive() }
             }
             guard let who else { throw Problem.unauthorized("a bearer token or a stream ticket (?ticket=) is required") }
             let head = try self.ledger.read { try $0.head().seq }
