@@ -30,13 +30,32 @@ struct Init: LedgerSubcommand {
         try NewFile.requireNewPath(global.path)
         try NewFile.requireNewPath(global.path + "-lock")
         let now = testClock ? try Clock.fixedClock() ?? Clock.system() : Clock.system()
-        let ledger = try global.open(write: true, create: true)
-        try ledger.create(StoreCreation(testClock: testClock, demo: false), now: now)
-        let head = try ledger.read { try $0.head() }
+        // Made beside the path and linked into place once store.created is durable, as import
+        // and demo do: an init killed half-way leaves only scratch (removed by the next init),
+        // never a file at the path that holds no log, which every command, init included, refuses.
+        let path = global.path
+        AbandonedScratch.remove(beside: path, kind: "creating")
+        let building = path + ".creating-\(getpid())"
+        defer { AbandonedScratch.removeOwn(building) }
+        let head = try Self.create(at: building, StoreCreation(testClock: testClock, demo: false), now: now)
+        // link(2), not rename(2): whatever was created at the path meanwhile is kept.
+        guard link(building, path) == 0 else {
+            if errno == EEXIST { throw LedgerError(.notEmpty, "\(path) was created while init ran; it is left as it is") }
+            throw LedgerError(.storage, "cannot move the new store to \(path): \(String(cString: strerror(errno)))")
+        }
+        Environment.syncDirectory(of: path)
         if global.json {
             Output.json(["db": .string(global.path), "test_clock": .bool(testClock), "head_hash": .string(head.hash.hex)])
         } else {
             Human.line("created \(global.path)" + (testClock ? " (test clock: LEDGER_NOW honoured)" : ""))
         }
+    }
+
+    /// Creates the store at `path` and closes it (its handle gone before the file is linked
+    /// into place and its scratch names removed); returns its head.
+    private static func create(at path: String, _ creation: StoreCreation, now: Timestamp) throws -> LogHead {
+        let ledger = try Ledger(path: path, options: Ledger.Options(readOnly: false, requireLog: false))
+        try ledger.create(creation, now: now)
+        return try ledger.read { try $0.head() }
     }
 }

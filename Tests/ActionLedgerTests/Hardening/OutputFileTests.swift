@@ -58,6 +58,26 @@ import Testing
         #expect(try fixture.ledger(["verify", "--export", out]).status == 0)
     }
 
+    /// An `init` that cannot finish (the file-size limit stops its first commit, as a full disk
+    /// or a kill would) leaves nothing at the path: a file there holding no log would be refused
+    /// by every command, `init` included. The next `init` makes the store and removes the
+    /// scratch a killed run left.
+    @Test func anInitThatCannotFinishLeavesNothingAtThePath() throws {
+        let db = fixture.path("half.lmdb")
+        // 40 blocks of 512 bytes: room for the lock file and the meta pages, not for the commit.
+        let cut = try Child("/bin/sh", ["-c", "ulimit -f 40; trap '' XFSZ; exec \"$0\" \"$@\"",
+                                        LedgerProcess.binary, "init", "--db", db]).finish(within: 60)
+        #expect(cut.status == LedgerError.Code.storage.exitStatus, "\(cut.stdout) \(cut.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.dir.path).allSatisfy { !$0.hasPrefix("half.lmdb") })
+        // What a run killed before it could clean up leaves: its scratch store, named by a gone PID.
+        let abandoned = db + ".creating-999999"
+        #expect(FileManager.default.createFile(atPath: abandoned, contents: Data()))
+        #expect(try fixture.ledger(["init", "--test-clock"], db: db).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: abandoned))
+        #expect(try fixture.ledger(["verify"], db: db).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.dir.path).allSatisfy { !$0.contains(".creating-") })
+    }
+
     /// Under the usual umask (022) too: the modes are the engine's, not the umask's.
     @Test func storesBackupsAndLocksAreOwnerOnly() throws {
         let db = fixture.path("new.lmdb")
