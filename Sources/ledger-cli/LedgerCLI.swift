@@ -1,3 +1,4 @@
+import ActionLedger
 import ArgumentParser
 import Foundation
 
@@ -25,7 +26,16 @@ struct LedgerCLI: AsyncParsableCommand {
     /// Secures the standard descriptors before anything is opened (``StandardStreams``).
     static func main() async {
         StandardStreams.secure()
-        FaultReport.install(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment)
+        let arguments = CommandLine.arguments, environment = ProcessInfo.processInfo.environment
+        FaultReport.install(arguments: arguments, environment: environment)
+        // Before ArgumentParser runs: its help and usage errors are printed too, and must
+        // not land in the store or its lock file any more than a command's answer may.
+        let (store, json) = Arguments.store(arguments, environment)
+        do {
+            try StandardStreams.requireApart(from: store)
+        } catch let error as LedgerError {
+            Self.exit(withError: Output.fail(error, json: json))
+        } catch {}
         await main(nil)
     }
 }

@@ -32,10 +32,7 @@ enum FaultReport {
     /// when the Swift backtracer is asked for explicitly (`SWIFT_BACKTRACE=enable=yes`).
     static func install(arguments: [String], environment: [String: String]) {
         if environment["LEDGER_VERIFY_CHILD"] != nil || environment["SWIFT_BACKTRACE"]?.contains("enable=yes") == true { return }
-        // Options end at `--`; ArgumentParser takes the last `--db` given.
-        let options = Array(arguments.prefix { $0 != "--" })
-        let path = store(options) ?? environment["LEDGER_DB"] ?? "ledger.lmdb"
-        let json = options.contains("--json")
+        let (path, json) = Arguments.store(arguments, environment)
         pid = getpid()
         for (i, (signal, name)) in signals.enumerated() {
             let error = LedgerError(.integrityFailure, "the process stopped on \(name) reading \(path): liblmdb trusts every page of "
@@ -69,15 +66,6 @@ enum FaultReport {
     }
 
     /// The last `--db PATH` or `--db=PATH` among `arguments`.
-    private static func store(_ arguments: [String]) -> String? {
-        var found: String?
-        for (i, a) in arguments.enumerated() {
-            if a == "--db", i + 1 < arguments.count { found = arguments[i + 1] }
-            if a.hasPrefix("--db=") { found = String(a.dropFirst(5)) }
-        }
-        return found
-    }
-
     /// `path` as a shell word, so the suggested command can be pasted: in single quotes when
     /// it needs quoting and holds none (a backslash escape would print doubled: human
     /// output escapes backslashes).

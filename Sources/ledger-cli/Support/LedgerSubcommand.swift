@@ -97,6 +97,20 @@ enum Output {
 }
 
 enum Arguments {
+    /// The store `arguments` name and whether they ask for JSON, read before ArgumentParser
+    /// parses them, for what must hold before it writes anything (help, a usage error) or
+    /// whatever it makes of them: `--db`, else `$LEDGER_DB`, else `ledger.lmdb`, as
+    /// ``GlobalOptions/path`` resolves it. Options end at `--`; ArgumentParser takes the last `--db`.
+    static func store(_ arguments: [String], _ environment: [String: String]) -> (path: String, json: Bool) {
+        let options = arguments.prefix { $0 != "--" }
+        var found: String?
+        for (i, a) in zip(options.indices, options) {
+            if a == "--db", i + 1 < options.endIndex { found = options[i + 1] }
+            if a.hasPrefix("--db=") { found = String(a.dropFirst(5)) }
+        }
+        return (found ?? environment["LEDGER_DB"] ?? "ledger.lmdb", options.contains("--json"))
+    }
+
     /// Refuses an argument that is not valid UTF-8. Swift's `CommandLine.arguments` would
     /// repair it to U+FFFD, and `edit --text` would then store a preview nobody wrote.
     static func checkUTF8() throws {

@@ -95,12 +95,20 @@ import Testing
         // stdout or stderr that is the store (or its lock) is refused: the output would overwrite it.
         for redirect in ["1<>\"$DB\"", "2<>\"$DB\"", "1<>\"$DB-lock\""] {
             // Every way a command opens the store: through the global options, or its own (verify, export, backup).
-            for command in ["review a2 --device tab --json", "verify", "export", "backup \"$DB.copy\"", "verify --checkpoint none.json"] {
+            // And what ArgumentParser prints before any command runs: help, a usage error.
+            for command in ["review a2 --device tab --json", "verify", "export", "backup \"$DB.copy\"", "verify --checkpoint none.json",
+                            "log --help", "today --no-such-option", "devices --help"] {
                 let onto = try shell("\"$LEDGER\" \(command) --db \"$DB\" \(redirect)")
                 #expect(onto.status == LedgerError.Code.invalidInput.exitStatus, "\(command) \(redirect): \(onto.status) \(onto.stderr)")
             }
         }
         #expect(FileManager.default.contents(atPath: db) == before)
+        let lock = FileManager.default.contents(atPath: db + "-lock")
+        for redirect in ["2>>\"$DB-lock\"", ">>\"$DB\""] {
+            let usage = try shell("\"$LEDGER\" log --no-such-option --db=\"$DB\" \(redirect)")
+            #expect(usage.status == LedgerError.Code.invalidInput.exitStatus, "\(redirect): \(usage.status) \(usage.stderr)")
+        }
+        #expect(FileManager.default.contents(atPath: db) == before && FileManager.default.contents(atPath: db + "-lock") == lock)
         // A write with stdout closed is refused before it opens the store.
         let approve = try shell("\"$LEDGER\" devices link ph --person quinn --org q --label P --platform ios --db \"$DB\" >&- 2>/dev/null")
         #expect(approve.status == LedgerError.Code.invalidInput.exitStatus)
