@@ -24,6 +24,18 @@ import Testing
         #expect(try ledger(["demo", "--fresh"], db: text).status == LedgerError.Code.notEmpty.exitStatus)
         #expect(bytes(text) == Data("my notes".utf8))
         #expect(!FileManager.default.fileExists(atPath: text + "-lock"))
+        // Nor is a folder, a FIFO or a link leading nowhere: each is something, kept as it is.
+        let folder = fixture.path("folder.lmdb"), fifo = fixture.path("fifo.lmdb"), dangling = fixture.path("dangling.lmdb")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: fixture.path("nowhere"))
+        for path in [folder, fifo, dangling] {
+            for args in [["demo"], ["demo", "--fresh"]] {
+                let out = try ledger(args, db: path)
+                #expect(out.status == LedgerError.Code.notEmpty.exitStatus, "\(args) \(path): \(out.status) \(out.stderr)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: fixture.path("nowhere")))
 
         // A production store with events: refused, byte-identical afterwards.
         let prod = fixture.path("prod.lmdb")
