@@ -29,4 +29,19 @@ import Testing
         #expect(FieldReader.identifierProblem("") == "must not be empty")
         #expect(FieldReader.identifierProblem(String(repeating: "a", count: FieldReader.Limit.id + 1))?.hasPrefix("is longer") == true)
     }
+
+    /// A proposal retried under its command id with its document changed is another command
+    /// under a used id (policy.md `command.replay_own`, cli.md): the refusal it would get
+    /// without the id, else `invalid_input` on `command_id`; never the first one's result.
+    @Test func aChangedProposalUnderAUsedIdIsJudgedAsAnotherCommand() throws {
+        let t = try TempLedger()
+        let first = try t.ledger.run(.propose(proposal("x1", text: "hello")), commandId: "pc-1")
+        #expect(try t.ledger.run(.propose(proposal("x1", text: "hello")), commandId: "pc-1").replayed)
+        let head = try t.ledger.read { try $0.head() }
+        expectLedgerError(.duplicateAction) { try t.ledger.run(.propose(proposal("x1", text: "changed")), commandId: "pc-1") }
+        let taken = try requireLedgerError(.invalidInput) { try t.ledger.run(.propose(proposal("x2", text: "hello")), commandId: "pc-1") }
+        #expect(taken.details["field"] == "command_id")
+        #expect(try t.ledger.read { try $0.head() } == head && first.events.count >= 1)
+        #expect(try t.ledger.read { try $0.actionState("x2") } == nil)
+    }
 }
