@@ -62,8 +62,15 @@ struct DevicesRecoveryKeyShow: LedgerSubcommand {
         try CommandRunner.requireIdentifier(person, option: "--person", field: "person")
         let r = try global.open(write: false).recoveryKey(person: person)
         guard let r else { return global.json ? Output.json(.null) : print("none") }
-        let json: JSON = ["person": .string(person), "org": .string(r.org), "fingerprint": .string(r.set.key.fingerprint.hex),
-                          "set_seq": .number(Double(r.seq)), "trust": .string(r.set.trustText)]
-        if global.json { Output.json(json) } else { Human.line("\(r.set.key.fingerprint.hex) (seq \(r.seq), \(r.set.trustText))") }
+        var json: JSONObject = ["person": .string(person), "org": .string(r.org), "fingerprint": .string(r.set.key.fingerprint.hex),
+                                "set_seq": .number(Double(r.seq))]
+        // As the event names it (events.md), for a program; the sentence beside it for a person.
+        switch r.set.trust {
+        case .firstUse: json["trust"] = "first_use"
+        case .device(let device, _): json["trust"] = "device"; json["signed_by"] = .string(device)
+        case .recoveryKey: json["trust"] = "recovery_key"
+        }
+        json["trust_text"] = .string(r.set.trustText)
+        if global.json { Output.json(.object(json)) } else { Human.line("\(r.set.key.fingerprint.hex) (seq \(r.seq), \(r.set.trustText))") }
     }
 }

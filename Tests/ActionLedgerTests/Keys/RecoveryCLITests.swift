@@ -24,7 +24,8 @@ import Testing
         #expect(r.status == 0 && r.stdout.contains(#""type":"person.recovery_key_set""#) && r.stdout.contains(#""trust":"first_use""#),
                 "\(r.stderr)")
         r = try ledger("devices", "recovery-key", "show", "--person", "quinn", "--json")
-        #expect(r.status == 0 && r.stdout.contains(#""trust":"first use, with her first keyed device""#), "\(r.stdout)")
+        #expect(r.status == 0 && r.stdout.contains(#""trust":"first_use","trust_text":"first use, with her first keyed device""#),
+                "\(r.stdout)")
         // While the phone works, the recovery key links nothing: the phone introduces.
         r = try link("laptop", "--recovered-by-key", store.path("rec.key"))
         #expect(r.status == 25 && r.stderr.contains("still has unrevoked keyed devices (phone)"), "\(r.stderr)")
@@ -42,6 +43,8 @@ import Testing
         r = try ledger("devices", "recovery-key", "set", "--person", "quinn", "--public-key", store.path("rec2.pub"),
                        "--key", store.path("laptop.key"), "--signed-by", "laptop")
         #expect(r.status == 0, "\(r.stderr)")
+        r = try ledger("devices", "recovery-key", "show", "--person", "quinn", "--json")
+        #expect(r.status == 0 && r.stdout.contains(#""trust":"device","signed_by":"laptop""#), "\(r.stdout)")
         #expect(try ledger("devices", "recovery-key", "set", "--person", "quinn", "--public-key", store.path("rec.pub"),
                            "--key", store.path("rec.key")).status == 26)
         r = try ledger("audit", "device", "laptop")
