@@ -63,6 +63,7 @@ import Testing
         let t = try TempLedger()
         let l = t.ledger!
         try l.link("iphone")
+        try l.link("mia-phone", person: "mia")
         let plan: [(String, Stakes, Int64)] = [("m-old", .medium, -50), ("l-old", .low, -40), ("h-new", .high, -10),
                                                ("m-new", .medium, -5), ("h-old", .high, -30), ("m-mid", .medium, -20)]
         // Proposed oldest first: event times never go backwards along the log.
@@ -99,6 +100,13 @@ import Testing
         #expect(raised.items.allSatisfy { $0.stakes == .high })
         #expect(raised.items.first { $0.actionId == "m-old" }?.nextTap == .confirm)
         #expect(raised.policyVersion == 1)
+        // Her org's version with no card shown too (a page past the last, every card decided);
+        // 0 for a person no event has bound to an org.
+        #expect(try l.query { try $0.today(TodayQuery(person: "quinn", now: now, limit: 4, offset: 100)) }.policyVersion == 1)
+        try l.run(.dismiss(actionId: "other", device: "mia-phone", reason: ""), now: now)
+        let none = try l.query { try $0.today(TodayQuery(person: "mia", now: now)) }
+        #expect(none.count == 0 && none.policyVersion == 1)
+        #expect(try l.query { try $0.today(TodayQuery(person: "nobody", now: now)) }.policyVersion == 0)
     }
 }
 
