@@ -127,6 +127,14 @@ import Glibc
             let answer = await c.read(until: "\r\n0\r\n\r\n", within: 5)
             #expect(answer.hasPrefix("HTTP/1.1 200") && answer.contains("\"seq\":\(gone - 1),"), "\(answer.suffix(300))")
             #expect(!answer.contains("\"seq\":\(gone),") && !answer.contains("\r\n0\r\n\r\n"), "\(answer.suffix(200))")
+            // As Server-Sent Events: the events before it, then why, and a minute before the
+            // EventSource comes back (it had reconnected every 2 s into the same cut).
+            let sse = try RawConnection(port: client.port!)
+            try sse.send("GET /v1/events?from=1 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(h.auditor)\r\n\r\n")
+            let told = await sse.read(until: "missing_seq", within: 5)
+            #expect(told.contains("id: \(gone - 1)\n") && !told.contains("id: \(gone)\n"), "\(told.suffix(300))")
+            #expect(told.contains("retry: 60000\nevent: ledger_error\ndata: {\"error\":{\"code\":\"integrity_failure\""),
+                    "\(told.suffix(300))")
         }
     }
 

@@ -115,7 +115,12 @@ extension LedgerServer {
                                 let (events, upTo, revoked, failure) = try Self.read(ledger, who, agents, from: last + 1, to: head,
                                                                                      render: Self.sse)
                                 if !events.isEmpty { try await writer.write(ByteBuffer(string: events)) }
-                                if let failure { throw Self.cut(failure, logger) }
+                                if let failure {
+                                    // An EventSource reconnects after a cut and would meet the damage again
+                                    // every 2 s: it is told why first, in an event it can close on, and to wait longer.
+                                    try? await writer.write(ByteBuffer(string: Self.sseFailure(failure)))
+                                    throw Self.cut(failure, logger)
+                                }
                                 if revoked {
                                     hub.end(live.id)
                                     try await writer.finish(nil)
@@ -187,5 +192,12 @@ extension LedgerServer {
     static func cut(_ failure: LedgerError, _ logger: Logger) -> LedgerError {
         logger.error("a stream stopped at damage in the log: \(failure.message) [\(failure.code.rawValue)]")
         return failure
+    }
+
+    /// The SSE event sent before a cut at damage: `ledger_error` (not `error`, which an
+    /// EventSource also fires for a lost connection), the error as every answer gives it, and
+    /// a reconnect delay of a minute instead of 2 s.
+    static func sseFailure(_ failure: LedgerError) -> String {
+        "retry: 60000\nevent: ledger_error\ndata: \(failure.json.serialized())\n\n"
     }
 }
