@@ -30,8 +30,9 @@ enum StandardStreams {
     }
 
     /// Refuses to open the store at `path` when stdout or stderr is that file or its lock
-    /// file (`1<>store`): what the command prints would be written over the store. The
-    /// descriptor is first pointed at /dev/null, so not even the refusal lands in it.
+    /// file (`1<>store`): what the command prints would be written over the store. Every
+    /// such descriptor is first pointed at /dev/null (both, when both are: `1<>store 2>&1`),
+    /// so not even the refusal lands in the store.
     /// - throws: `invalid_input`.
     static func requireApart(from path: String) throws {
         var files: [(dev_t, ino_t)] = []
@@ -39,14 +40,17 @@ enum StandardStreams {
             var st = stat()
             if stat(p, &st) == 0 { files.append((st.st_dev, st.st_ino)) }
         }
-        for (fd, name) in [(Int32(1), "stdout"), (2, "stderr")] {
+        let onto = [(Int32(1), "stdout"), (2, "stderr")].filter { fd, _ in
             var st = stat()
-            guard fstat(fd, &st) == 0, files.contains(where: { $0.0 == st.st_dev && $0.1 == st.st_ino }) else { continue }
+            return fstat(fd, &st) == 0 && files.contains(where: { $0.0 == st.st_dev && $0.1 == st.st_ino })
+        }
+        guard let (_, name) = onto.first else { return }
+        for (fd, _) in onto {
             let null = open("/dev/null", O_WRONLY)
             if null >= 0 { dup2(null, fd); close(null) }
-            throw LedgerError(.invalidInput, "\(name) is the store \(path) (or its lock file): what the command prints would "
-                + "overwrite it; nothing was done", details: ["field": .string(name)])
         }
+        throw LedgerError(.invalidInput, "\(name) is the store \(path) (or its lock file): what the command prints would "
+            + "overwrite it; nothing was done", details: ["field": .string(name)])
     }
 
     /// Flushes stdout; a write that failed (a full disk, a closed pipe) is a failure, never a

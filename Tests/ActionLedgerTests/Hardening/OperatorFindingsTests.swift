@@ -93,7 +93,7 @@ import Testing
         let follow = try shell("timeout 20 \"$LEDGER\" log --follow --db \"$DB\" > /dev/full")
         #expect(follow.status == LedgerError.Code.storage.exitStatus, "\(follow.status) \(follow.stderr)")
         // stdout or stderr that is the store (or its lock) is refused: the output would overwrite it.
-        for redirect in ["1<>\"$DB\"", "2<>\"$DB\"", "1<>\"$DB-lock\""] {
+        for redirect in ["1<>\"$DB\"", "2<>\"$DB\"", "1<>\"$DB-lock\"", "1<>\"$DB\" 2>&1", "2<>\"$DB\" 1>&2", "1<>\"$DB\" 2<>\"$DB-lock\""] {
             // Every way a command opens the store: through the global options, or its own (verify, export, backup).
             // And what ArgumentParser prints before any command runs: help, a usage error.
             for command in ["review a2 --device tab --json", "verify", "export", "backup \"$DB.copy\"", "verify --checkpoint none.json",
