@@ -30,20 +30,14 @@ struct Init: LedgerSubcommand {
         try NewFile.requireNewPath(global.path)
         try NewFile.requireNewPath(global.path + "-lock")
         let now = testClock ? try Clock.fixedClock() ?? Clock.system() : Clock.system()
-        // Made beside the path and linked into place once store.created is durable, as import
-        // and demo do: an init killed half-way leaves only scratch (removed by the next init),
-        // never a file at the path that holds no log, which every command, init included, refuses.
-        let path = global.path
-        AbandonedScratch.remove(beside: path, kind: "creating")
-        let building = path + ".creating-\(getpid())"
-        defer { AbandonedScratch.removeOwn(building) }
-        let head = try Self.create(at: building, StoreCreation(testClock: testClock, demo: false), now: now)
-        // link(2), not rename(2): whatever was created at the path meanwhile is kept.
-        guard link(building, path) == 0 else {
-            if errno == EEXIST { throw LedgerError(.notEmpty, "\(path) was created while init ran; it is left as it is") }
-            throw LedgerError(.storage, "cannot move the new store to \(path): \(String(cString: strerror(errno)))")
-        }
-        Environment.syncDirectory(of: path)
+        let creation = StoreCreation(testClock: testClock, demo: false)
+        let head = try Self.create(at: global.path, creation, now: now) ?? {
+            // Where nothing moves without replacing, made at the path itself (a kill part-way
+            // then leaves a store without its log there, to be removed by hand).
+            let ledger = try global.open(write: true, create: true)
+            try ledger.create(creation, now: now)
+            return try ledger.read { try $0.head() }
+        }()
         if global.json {
             Output.json(["db": .string(global.path), "test_clock": .bool(testClock), "head_hash": .string(head.hash.hex)])
         } else {
@@ -51,11 +45,23 @@ struct Init: LedgerSubcommand {
         }
     }
 
-    /// Creates the store at `path` and closes it (its handle gone before the file is linked
-    /// into place and its scratch names removed); returns its head.
-    private static func create(at path: String, _ creation: StoreCreation, now: Timestamp) throws -> LogHead {
-        let ledger = try Ledger(path: path, options: Ledger.Options(readOnly: false, requireLog: false))
+    /// Makes the store beside `path` (``InitScratch``) and moves it there once store.created
+    /// is durable; returns its head, or nil when the file system cannot move it so.
+    /// - throws: `not_empty` when something was created at `path` meanwhile (it is kept).
+    private static func create(at path: String, _ creation: StoreCreation, now: Timestamp) throws -> LogHead? {
+        let scratch = try InitScratch.make(beside: path)
+        defer { AbandonedScratch.removeOwn(scratch) }
+        let ledger = try Ledger(path: scratch, options: Ledger.Options(readOnly: false, requireLog: false))
         try ledger.create(creation, now: now)
-        return try ledger.read { try $0.head() }
+        let head = try ledger.read { try $0.head() }
+        // Moved while still open: its lock is held until it has its name, so no other init
+        // takes it for a killed run's scratch meanwhile. Nothing writes to it after.
+        let moved = try withExtendedLifetime(ledger) { try InitScratch.move(scratch, to: path) }
+        switch moved {
+        case .moved: Environment.syncDirectory(of: path)
+        case .taken: throw LedgerError(.notEmpty, "\(path) was created while init ran; it is left as it is")
+        case .unsupported: return nil
+        }
+        return head
     }
 }

@@ -1,8 +1,8 @@
 import ActionLedger
 import Foundation
 
-/// The scratch stores `import` and `demo` build beside their target (`PATH.importing-PID`,
-/// `PATH.building-PID`, and their `-lock` files) are removed by the run that made them; a
+/// The scratch stores `import`, `demo` and `init` build beside their target (`PATH.importing-PID`,
+/// `PATH.building-PID`, `.ledger-creating-PID-RANDOM`, and their `-lock` files) are removed by the run that made them; a
 /// run killed before it could (kill -9, a crash, power loss) leaves them. The next run
 /// removes those whose process is gone, so repeated failures — most often on a full disk,
 /// where space matters most — do not pile them up.
@@ -14,17 +14,24 @@ enum AbandonedScratch {
     /// the directory, whose PID means nothing here, keeps its store).
     static func remove(beside path: String, kind: String) {
         let url = URL(fileURLWithPath: path)
-        let dir = url.deletingLastPathComponent().path, prefix = url.lastPathComponent + "." + kind + "-"
+        remove(in: url.deletingLastPathComponent().path, prefix: url.lastPathComponent + "." + kind + "-")
+    }
+
+    /// Removes the scratch stores in `dir` named `prefix` then a PID, and for init's
+    /// (``InitScratch``) `-RANDOM` after it, on the same conditions.
+    static func remove(in dir: String, prefix: String) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return }
-        var pids = Set<pid_t>()
+        var stores = Set<String>()
         for name in names where name.hasPrefix(prefix) {
             var rest = name.dropFirst(prefix.count)
             if rest.hasSuffix("-lock") { rest = rest.dropLast(5) }
-            // Only our own pattern: digits, a process that is gone (ESRCH), never our own.
-            if let pid = pid_t(rest), pid > 0, pid != getpid(), kill(pid, 0) == -1, errno == ESRCH { pids.insert(pid) }
+            // Only our own pattern: digits (then, for init's, `-` and hex), a process that is
+            // gone (ESRCH), never our own.
+            let parts = rest.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 1 || (!parts[1].isEmpty && parts[1].allSatisfy(\.isHexDigit)) else { continue }
+            if let pid = pid_t(parts[0]), pid > 0, pid != getpid(), kill(pid, 0) == -1, errno == ESRCH { stores.insert(dir + "/" + prefix + rest) }
         }
-        for pid in pids {
-            let store = dir + "/" + prefix + String(pid)
+        for store in stores {
             guard !Environment.isOpenElsewhere(store), isScratch(store) else { continue }
             // unlink(2), never a recursive removal: only the two files a run made.
             unlink(store)

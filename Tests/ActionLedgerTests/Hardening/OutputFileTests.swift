@@ -68,14 +68,22 @@ import Testing
         let cut = try Child("/bin/sh", ["-c", "ulimit -f 40; trap '' XFSZ; exec \"$0\" \"$@\"",
                                         LedgerProcess.binary, "init", "--db", db]).finish(within: 60)
         #expect(cut.status == LedgerError.Code.storage.exitStatus, "\(cut.stdout) \(cut.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.dir.path).allSatisfy { !$0.hasPrefix("half.lmdb") })
-        // What a run killed before it could clean up leaves: its scratch store, named by a gone PID.
-        let abandoned = db + ".creating-999999"
+        let names = { try FileManager.default.contentsOfDirectory(atPath: self.fixture.dir.path) }
+        let left = try names()
+        #expect(left.allSatisfy { !$0.hasPrefix("half.lmdb") && !$0.hasPrefix(".ledger-creating-") }, "\(left)")
+        // What a run killed before it could clean up leaves: its scratch store, named by a gone
+        // PID; one of a live process (this one's) is kept.
+        let abandoned = fixture.path(".ledger-creating-999999-0badf00d"), live = fixture.path(".ledger-creating-\(getpid())-1")
         #expect(FileManager.default.createFile(atPath: abandoned, contents: Data()))
+        #expect(FileManager.default.createFile(atPath: live, contents: Data()))
         #expect(try fixture.ledger(["init", "--test-clock"], db: db).status == 0)
-        #expect(!FileManager.default.fileExists(atPath: abandoned))
+        #expect(!FileManager.default.fileExists(atPath: abandoned) && FileManager.default.fileExists(atPath: live))
         #expect(try fixture.ledger(["verify"], db: db).status == 0)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.dir.path).allSatisfy { !$0.contains(".creating-") })
+        #expect(try names().filter { $0.hasPrefix(".ledger-creating-") } == [".ledger-creating-\(getpid())-1"])
+        // A long name leaves the scratch room: it is beside the store, not named after it.
+        let long = fixture.path(String(repeating: "n", count: 245))
+        #expect(try fixture.ledger(["init", "--test-clock"], db: long).status == 0)
+        #expect(try mode(long) == 0o600)
     }
 
     /// Under the usual umask (022) too: the modes are the engine's, not the umask's.

@@ -1,0 +1,55 @@
+import ActionLedger
+import Foundation
+
+/// Where `ledger init` makes a store before it has its name: a file beside the path under a
+/// short name nobody can guess (`.ledger-creating-PID-RANDOM`: a long store name leaves it
+/// room, and two inits never share one, not even with one PID in two containers), created by
+/// this run alone (`O_EXCL|O_NOFOLLOW`: nothing planted there is followed or reused). The
+/// store is moved to its name only whole, so an init killed part-way leaves no file at the
+/// path that holds no log (which every command, `init` included, would then refuse).
+enum InitScratch {
+    static let prefix = ".ledger-creating-"
+
+    /// Makes the empty, owner-only scratch file beside `path` and returns its path; first
+    /// removes those a killed init left (``AbandonedScratch/remove(in:prefix:)``).
+    /// - throws: `storage_error` when the folder takes no new file.
+    static func make(beside path: String) throws -> String {
+        let dir = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        AbandonedScratch.remove(in: dir, prefix: prefix)
+        let scratch = dir + "/" + prefix + "\(getpid())-" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
+        let fd = open(scratch, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw LedgerError(.storage, "cannot create a file in \(dir) to make the store in: \(String(cString: strerror(errno)))")
+        }
+        close(fd)
+        return scratch
+    }
+
+    enum Move {
+        case moved
+        /// Something was created at the path meanwhile: kept as it is.
+        case taken
+        /// The file system cannot move a file without replacing what is there.
+        case unsupported
+    }
+
+    /// Moves `scratch` to `path` unless something is there (`renameat2`, `RENAME_NOREPLACE`:
+    /// atomic, replaces nothing, and needs no second name, so no hard links either).
+    static func move(_ scratch: String, to path: String) throws -> Move {
+        guard let renameat2 else { return .unsupported }
+        if renameat2(AT_FDCWD, scratch, AT_FDCWD, path, 1 /* RENAME_NOREPLACE */) == 0 { return .moved }
+        switch errno {
+        case EEXIST: return .taken
+        case EINVAL, ENOSYS, EOPNOTSUPP: return .unsupported
+        default: throw LedgerError(.storage, "cannot move the new store to \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// glibc's `renameat2`, which Swift's Glibc module does not declare (it is a GNU
+    /// extension): looked up once; nil where the C library has none.
+    private static let renameat2: (@convention(c) (Int32, UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UInt32) -> Int32)? = {
+        // A nil handle is glibc's RTLD_DEFAULT: the symbol as the process's libraries define it.
+        guard let symbol = dlsym(nil, "renameat2") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UInt32) -> Int32).self)
+    }()
+}
