@@ -50,7 +50,12 @@ private final class HeldLocks {
     /// One per thread, released with the thread.
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
+        // The destructor's argument is optional in glibc's declaration, not in Darwin's.
+        #if os(Linux)
         pthread_key_create(&key) { p in p.map { Unmanaged<HeldLocks>.fromOpaque($0).release() } }
+        #else
+        pthread_key_create(&key) { p in Unmanaged<HeldLocks>.fromOpaque(p).release() }
+        #endif
         return key
     }()
 
