@@ -136,7 +136,9 @@ extension Environment {
             try check(mdb_env_set_maxdbs(handle, options.maxDatabases), "mdb_env_set_maxdbs")
             try check(mdb_env_set_maxreaders(handle, options.maxReaders), "mdb_env_set_maxreaders")
             if !options.readOnly {
-                // An existing environment keeps the larger of its size and ours.
+                // LMDB opens with this size, or with the file's data if that is larger: not
+                // with the size the file records, to which an earlier process grew the map
+                // (adopted below, once open).
                 try check(mdb_env_set_mapsize(handle, options.mapSize), "mdb_env_set_mapsize")
             }
             var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
@@ -147,6 +149,7 @@ extension Environment {
             // record, and the server's org and role scoping means nothing to a reader of the file.
             try check(mdb_env_open(handle, path, flags, 0o600), "mdb_env_open(\(path))")
             try requireWholeFile(handle, path)
+            if !options.readOnly { try adoptRecordedMapSize(handle, atLeast: options.mapSize) }
             var dead: Int32 = 0
             if !noLock { _ = mdb_reader_check(handle, &dead) }
         } catch {
@@ -154,6 +157,19 @@ extension Environment {
             throw error
         }
         return handle
+    }
+
+    /// Maps the file at the size its meta page records (what the process that last grew the
+    /// map set), or `atLeast`, whichever is larger. Opened at only the size of its data, a new
+    /// process's first write that needs a new page would fail `MDB_MAP_FULL`, and its whole
+    /// transaction (a batch of a thousand proposals) would run twice. No transaction is open:
+    /// this handle is new and not yet shared.
+    private static func adoptRecordedMapSize(_ handle: OpaquePointer, atLeast minimum: Int) throws {
+        // Size 0 on an open environment: the size the newest meta page records.
+        try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize(0)")
+        var info = MDB_envinfo()
+        try check(mdb_env_info(handle, &info), "mdb_env_info")
+        if info.me_mapsize < minimum { try check(mdb_env_set_mapsize(handle, minimum), "mdb_env_set_mapsize") }
     }
 
     /// LMDB maps the file and trusts its meta page, which it reads with `pread`: a file

@@ -93,6 +93,31 @@ import Testing
         }
     }
 
+    /// A new open maps the file at the size the process that grew it recorded: opened at the
+    /// size of its data only, its first write past that data failed `MDB_MAP_FULL` and ran twice.
+    @Test func aNewOpenAdoptsTheMapSizeTheFileRecords() throws {
+        var options = Environment.Options()
+        options.mapSize = 64 << 10
+        options.unsafeNoSync = true  // a scratch file: only the map's size is under test
+        try withEnv(options) { _, path throws in
+            let grown: Int
+            do {
+                // Another handle on a file of its own (withEnv's is open on this path).
+                let env = try Environment(path: path + "-2", options: options)
+                let db = try env.write { try $0.openDatabase("d")! }
+                for i in 0..<200 { try env.write { try $0.put(db, key: Keys.u64(UInt64(i)), value: [UInt8](repeating: 7, count: 4000)) } }
+                grown = env.mapSize
+            }
+            #expect(grown >= 1 << 20)
+            let again = try Environment(path: path + "-2", options: options)
+            #expect(again.mapSize == grown)
+            let db = try again.write { try $0.openDatabase("d", create: false)! }
+            let begun = again.writeTransactionsBegun
+            try again.write { try $0.put(db, key: Keys.u64(1_000), value: [UInt8](repeating: 8, count: 16 << 10)) }
+            #expect(again.writeTransactionsBegun == begun + 1, "the write ran \(again.writeTransactionsBegun - begun) times")
+        }
+    }
+
     @Test func appendRefusesAnOutOfOrderKey() throws {
         try withEnv { env, _ throws in
             let db = try env.write { try $0.openDatabase("d")! }
