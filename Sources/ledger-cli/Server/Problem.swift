@@ -100,7 +100,9 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return try Problem(e).response(from: request, context: context)
         } catch let e as LMDBError {
             context.logger.error("storage error", metadata: ["error": "\(e)"])
-            return try Problem(.internalServerError, "storage_error", "storage error").response(from: request, context: context)
+            // The system's reason ("No space left on device"), not the description, which names paths.
+            return try Problem(.internalServerError, "storage_error", "storage error: \(e.message); nothing was written")
+                .response(from: request, context: context)
         } catch let e as HTTPError where e.status == .notFound {
             // A known path with another method: 405 with the methods it has.
             if let allowed = RouteTable.methods(for: request.uri.path) {
