@@ -33,8 +33,7 @@ struct Demo: LedgerSubcommand {
         // Asked again at the move, under the store's lock; asked first so that a day recorded
         // in vain is not told as done before the refusal.
         if case .demoStore = found { try Ledger.requireNotOpenElsewhere(path) }
-        AbandonedScratch.remove(beside: path, kind: "building")
-        let building = path + ".building-\(getpid())"
+        let building = try ScratchStore.make(beside: path, kind: "building")
         defer {
             AbandonedScratch.removeOwn(building)
         }

@@ -48,8 +48,7 @@ struct Import: LedgerSubcommand {
             head = try global.open(write: true).importJSONL(path: file, checkpoint: cp)
         } else {
             try NewFile.requireNewPath(path)
-            AbandonedScratch.remove(beside: path, kind: "importing")
-            let building = path + ".importing-\(getpid())"
+            let building = try ScratchStore.make(beside: path, kind: "importing")
             defer {
                 AbandonedScratch.removeOwn(building)
             }

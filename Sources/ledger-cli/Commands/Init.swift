@@ -45,18 +45,18 @@ struct Init: LedgerSubcommand {
         }
     }
 
-    /// Makes the store beside `path` (``InitScratch``) and moves it there once store.created
+    /// Makes the store beside `path` (``ScratchStore``) and moves it there once store.created
     /// is durable; returns its head, or nil when the file system cannot move it so.
     /// - throws: `not_empty` when something was created at `path` meanwhile (it is kept).
     private static func create(at path: String, _ creation: StoreCreation, now: Timestamp) throws -> LogHead? {
-        let scratch = try InitScratch.make(beside: path)
+        let scratch = try ScratchStore.makeCreating(beside: path)
         defer { AbandonedScratch.removeOwn(scratch) }
         let ledger = try Ledger(path: scratch, options: Ledger.Options(readOnly: false, requireLog: false))
         try ledger.create(creation, now: now)
         let head = try ledger.read { try $0.head() }
         // Moved while still open: its lock is held until it has its name, so no other init
         // takes it for a killed run's scratch meanwhile. Nothing writes to it after.
-        let moved = try withExtendedLifetime(ledger) { try InitScratch.move(scratch, to: path) }
+        let moved = try withExtendedLifetime(ledger) { try ScratchStore.move(scratch, to: path) }
         switch moved {
         case .moved: Environment.syncDirectory(of: path)
         case .taken: throw LedgerError(.notEmpty, "\(path) was created while init ran; it is left as it is")

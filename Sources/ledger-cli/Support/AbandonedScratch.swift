@@ -1,32 +1,27 @@
 import ActionLedger
 import Foundation
 
-/// The scratch stores `import`, `demo` and `init` build beside their target (`PATH.importing-PID`,
-/// `PATH.building-PID`, `.ledger-creating-PID-RANDOM`, and their `-lock` files) are removed by the run that made them; a
+/// The scratch stores `import`, `demo` and `init` build beside their target
+/// (``ScratchStore``: `PATH.importing-PID-RANDOM`, `PATH.building-PID-RANDOM`,
+/// `.ledger-creating-PID-RANDOM`, and their `-lock` files) are removed by the run that made them; a
 /// run killed before it could (kill -9, a crash, power loss) leaves them. The next run
 /// removes those whose process is gone, so repeated failures — most often on a full disk,
 /// where space matters most — do not pile them up.
 enum AbandonedScratch {
-    /// Removes `path`'s scratch files of `kind` (`importing`, `building`) that no process has
-    /// open: their PID names no process here, and no process anywhere holds the store's
-    /// LMDB lock (liblmdb keeps a shared `fcntl` lock on the lock file while an environment
-    /// is open, and such locks are seen across PID namespaces: a run in a container sharing
-    /// the directory, whose PID means nothing here, keeps its store).
-    static func remove(beside path: String, kind: String) {
-        let url = URL(fileURLWithPath: path)
-        remove(in: url.deletingLastPathComponent().path, prefix: url.lastPathComponent + "." + kind + "-")
-    }
-
-    /// Removes the scratch stores in `dir` named `prefix` then a PID, and for init's
-    /// (``InitScratch``) `-RANDOM` after it, on the same conditions.
+    /// Removes the scratch stores in `dir` named `prefix`, a PID and a random suffix (or none,
+    /// as earlier builds named them) that no process has open: their PID names no process
+    /// here, and no process anywhere holds the store's LMDB lock (liblmdb keeps a shared
+    /// `fcntl` lock on the lock file while an environment is open, and such locks are seen
+    /// across PID namespaces: a run in a container sharing the directory, whose PID means
+    /// nothing here, keeps its store).
     static func remove(in dir: String, prefix: String) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return }
         var stores = Set<String>()
         for name in names where name.hasPrefix(prefix) {
             var rest = name.dropFirst(prefix.count)
             if rest.hasSuffix("-lock") { rest = rest.dropLast(5) }
-            // Only our own pattern: digits (then, for init's, `-` and hex), a process that is
-            // gone (ESRCH), never our own.
+            // Only our own pattern: digits (then `-` and hex), a process that is gone (ESRCH),
+            // never our own.
             let parts = rest.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.count == 1 || (!parts[1].isEmpty && parts[1].allSatisfy(\.isHexDigit)) else { continue }
             if let pid = pid_t(parts[0]), pid > 0, pid != getpid(), kill(pid, 0) == -1, errno == ESRCH { stores.insert(dir + "/" + prefix + rest) }

@@ -51,8 +51,10 @@ import Testing
         // wrote its first page leaves an empty one.
         try FileManager.default.copyItem(atPath: f.db, toPath: dead)
         let deadEmpty = target + ".importing-\(Int32.max - 2)"
-        for p in [dead + "-lock", deadEmpty, live, held, held + "-lock"] {
-            #expect(FileManager.default.createFile(atPath: p, contents: p == deadEmpty ? Data() : Data("x".utf8)))
+        // As runs name them now: the PID, then a random suffix.
+        let deadSuffixed = target + ".importing-\(deadPid)-c0ffee"
+        for p in [dead + "-lock", deadEmpty, deadSuffixed, live, held, held + "-lock"] {
+            #expect(FileManager.default.createFile(atPath: p, contents: p == deadEmpty || p == deadSuffixed ? Data() : Data("x".utf8)))
         }
         // Files of the user's that merely bear the name (a pid that is gone): a folder with
         // work in it, a text file, a link. Kept: only what a run makes is removed.
@@ -71,7 +73,7 @@ import Testing
         #expect(fcntl(fd, F_SETLK, &lock) == 0)
         #expect(try f.ledger(["import", export], db: target).status == 0)
         #expect(!FileManager.default.fileExists(atPath: dead) && !FileManager.default.fileExists(atPath: dead + "-lock"))
-        #expect(!FileManager.default.fileExists(atPath: deadEmpty))
+        #expect(!FileManager.default.fileExists(atPath: deadEmpty) && !FileManager.default.fileExists(atPath: deadSuffixed))
         #expect(FileManager.default.fileExists(atPath: folder + "/sub/thesis.txt") && FileManager.default.fileExists(atPath: notes))
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == f.db)
         // A live process's, and one whose lock is held, are left alone.

@@ -1,20 +1,21 @@
 import ActionLedger
 import Foundation
 
-/// Where `ledger init` makes a store before it has its name: a file beside the path under a
-/// short name nobody can guess (`.ledger-creating-PID-RANDOM`: a long store name leaves it
-/// room, and two inits never share one, not even with one PID in two containers), created by
-/// this run alone (`O_EXCL|O_NOFOLLOW`: nothing planted there is followed or reused). The
-/// store is moved to its name only whole, so an init killed part-way leaves no file at the
-/// path that holds no log (which every command, `init` included, would then refuse).
-enum InitScratch {
-    static let prefix = ".ledger-creating-"
+/// Where `init`, `import` and `demo` make a store before it has its name: a file beside the
+/// path whose name ends in the run's PID and a random suffix nobody can guess (two runs never
+/// share one, not even with one PID in two containers), created by the run alone
+/// (`O_EXCL|O_NOFOLLOW`: nothing planted there is followed or written through, as a store's
+/// own path would be). The store is moved to its name only whole.
+enum ScratchStore {
+    /// `init`'s, in the path's folder: short (a long store name leaves it room) and not named
+    /// after the store.
+    static let creatingPrefix = ".ledger-creating-"
 
-    /// Makes the empty, owner-only scratch file beside `path` and returns its path; first
-    /// removes those a killed init left (``AbandonedScratch/remove(in:prefix:)``).
+    /// Makes the empty, owner-only file `base-RANDOM` (`base` ends in the PID) and returns its
+    /// path; first removes the scratch stores of `prefix` in its folder that killed runs left
+    /// (``AbandonedScratch/remove(in:prefix:)``).
     /// - throws: `storage_error` when the folder takes no new file.
-    static func make(beside path: String) throws -> String {
-        let dir = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+    static func make(in dir: String, prefix: String) throws -> String {
         AbandonedScratch.remove(in: dir, prefix: prefix)
         let scratch = dir + "/" + prefix + "\(getpid())-" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
         let fd = open(scratch, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -23,6 +24,21 @@ enum InitScratch {
         }
         close(fd)
         return scratch
+    }
+
+    /// The scratch store for `path` of `kind` (`importing`, `building`): `PATH.KIND-PID-RANDOM`.
+    static func make(beside path: String, kind: String) throws -> String {
+        try make(in: folder(of: path), prefix: (path as NSString).lastPathComponent + "." + kind + "-")
+    }
+
+    /// `init`'s scratch store for `path`: `.ledger-creating-PID-RANDOM` in its folder.
+    static func makeCreating(beside path: String) throws -> String {
+        try make(in: folder(of: path), prefix: creatingPrefix)
+    }
+
+    static func folder(of path: String) -> String {
+        let dir = (path as NSString).deletingLastPathComponent
+        return dir.isEmpty ? "." : dir
     }
 
     enum Move {
