@@ -14,8 +14,21 @@ final class RebuildLock {
     /// - throws: `busy` when another rebuild holds it.
     init(ledgerPath: String) throws {
         path = ledgerPath + "-rebuild.lock"
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw LedgerError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        // O_NOFOLLOW: a link planted at the name (in a shared folder) would have the rebuild
+        // create a file wherever it leads, as whoever runs the rebuild. Refused, as at `-lock`.
+        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            if errno == ELOOP {
+                throw LedgerError(.invalidInput, "\(path) is a symbolic link: a rebuild creates its lock file only at its own "
+                    + "name; remove it", details: ["field": "db"])
+            }
+            throw LedgerError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw LedgerError(.invalidInput, "\(path) is not a plain file; remove it", details: ["field": "db"])
+        }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             close(fd)

@@ -116,8 +116,7 @@ extension Environment {
 
     /// Flushes the directory holding `path`, making a rename or link into it durable.
     public static func syncDirectory(of path: String) {
-        let dir = (path as NSString).deletingLastPathComponent
-        let fd = open(dir.isEmpty ? "." : dir, O_RDONLY)
+        let fd = open(PathName.folder(of: path), O_RDONLY)
         if fd >= 0 { fsync(fd); close(fd) }
     }
 }

@@ -49,10 +49,7 @@ extension Environment {
             if errno == ENOENT { try create(lock, size: lockFileSize(maxReaders: options.maxReaders)) }
             return
         }
-        guard info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else {
-            throw LedgerError(.invalidInput, "\(lock) is not a plain file of one name (a link, or another kind): LMDB would "
-                + "write its lock table into it; remove it", details: ["field": "db"])
-        }
+        try requireUsable(lock, info, store: path)
         // Whole already, empty (LMDB sizes it, as its first opener), or open in this process
         // (closing a descriptor of it here would drop that open's fcntl locks): nothing to do.
         let size = Int(info.st_size)
@@ -65,6 +62,32 @@ extension Environment {
         guard fd >= 0 else { return try refuseLink(lock) }
         defer { close(fd) }
         try fallocate(fd, lock, size)
+    }
+
+    /// Refuses, before any work, a lock file at `path` that the store a command is about to
+    /// make there could not use (``requireUsable(_:_:store:)``); none there is fine.
+    /// - throws: `invalid_input`.
+    public static func requireUsableLockFile(for path: String) throws {
+        var info = stat()
+        let lock = path + "-lock"
+        if lstat(lock, &info) == 0 { try requireUsable(lock, info, store: path) }
+    }
+
+    /// A lock file must be a plain file of one name, and the store's owner's (or, for a store
+    /// not made yet, this process's): one another user made in a shared folder holds the
+    /// writer mutex and the reader table, so that user could stall every open of the store
+    /// (a held fcntl lock) or unsettle its readers.
+    private static func requireUsable(_ lock: String, _ info: stat, store path: String) throws {
+        guard info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else {
+            throw LedgerError(.invalidInput, "\(lock) is not a plain file of one name (a link, or another kind): LMDB would "
+                + "write its lock table into it; remove it", details: ["field": "db"])
+        }
+        var data = stat()
+        let owner = stat(path, &data) == 0 ? data.st_uid : geteuid()
+        guard info.st_uid == owner else {
+            throw LedgerError(.invalidInput, "\(lock) belongs to another user (uid \(info.st_uid), the store's owner is uid "
+                + "\(owner)): a lock file made by someone else controls the store's locks; remove it", details: ["field": "db"])
+        }
     }
 
     /// Makes `lock` whole before anyone opens it: written in full under a temporary name and

@@ -33,6 +33,7 @@ struct Demo: LedgerSubcommand {
         // Asked again at the move, under the store's lock; asked first so that a day recorded
         // in vain is not told as done before the refusal.
         if case .demoStore = found { try Ledger.requireNotOpenElsewhere(path) }
+        try Environment.requireUsableLockFile(for: path)
         let building = try ScratchStore.make(beside: path, kind: "building")
         defer {
             AbandonedScratch.removeOwn(building)

@@ -48,6 +48,7 @@ struct Import: LedgerSubcommand {
             head = try global.open(write: true).importJSONL(path: file, checkpoint: cp)
         } else {
             try NewFile.requireNewPath(path)
+            try Environment.requireUsableLockFile(for: path)
             let building = try ScratchStore.make(beside: path, kind: "importing")
             defer {
                 AbandonedScratch.removeOwn(building)

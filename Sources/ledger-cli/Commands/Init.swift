@@ -38,6 +38,9 @@ struct Init: LedgerSubcommand {
             try ledger.create(creation, now: now)
             return try ledger.read { try $0.head() }
         }()
+        // Its lock file made now, the store's owner's, as the first open makes it: a name left
+        // free would be anyone's to take in a shared folder (refused then, but the store with it).
+        _ = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
         if global.json {
             Output.json(["db": .string(global.path), "test_clock": .bool(testClock), "head_hash": .string(head.hash.hex)])
         } else {
@@ -49,15 +52,16 @@ struct Init: LedgerSubcommand {
     /// is durable; returns its head, or nil when the file system cannot move it so.
     /// - throws: `not_empty` when something was created at `path` meanwhile (it is kept).
     private static func create(at path: String, _ creation: StoreCreation, now: Timestamp) throws -> LogHead? {
-        let scratch = try ScratchStore.makeCreating(beside: path)
+        let scratch = try ScratchStore.make(beside: path, kind: "creating")
         defer { AbandonedScratch.removeOwn(scratch) }
-        let ledger = try Ledger(path: scratch, options: Ledger.Options(readOnly: false, requireLog: false))
-        try ledger.create(creation, now: now)
-        let head = try ledger.read { try $0.head() }
-        // Moved while still open: its lock is held until it has its name, so no other init
-        // takes it for a killed run's scratch meanwhile. Nothing writes to it after.
-        let moved = try withExtendedLifetime(ledger) { try ScratchStore.move(scratch, to: path) }
-        switch moved {
+        // Closed before the move: an open handle holds the file for its scratch lock file,
+        // and would have every open of the store at its path refused meanwhile.
+        let head = try {
+            let ledger = try Ledger(path: scratch, options: Ledger.Options(readOnly: false, requireLog: false))
+            try ledger.create(creation, now: now)
+            return try ledger.read { try $0.head() }
+        }()
+        switch try ScratchStore.move(scratch, to: path) {
         case .moved: Environment.syncDirectory(of: path)
         case .taken: throw LedgerError(.notEmpty, "\(path) was created while init ran; it is left as it is")
         case .unsupported: return nil

@@ -5,7 +5,7 @@ import Foundation
 /// (``ScratchStore``: `PATH.importing-PID-RANDOM`, `PATH.building-PID-RANDOM`,
 /// `.ledger-creating-PID-RANDOM`, and their `-lock` files) are removed by the run that made them; a
 /// run killed before it could (kill -9, a crash, power loss) leaves them. The next run
-/// removes those whose process is gone, so repeated failures — most often on a full disk,
+/// removes those whose process is gone and which nothing changed for ten minutes, so repeated failures — most often on a full disk,
 /// where space matters most — do not pile them up.
 enum AbandonedScratch {
     /// Removes the scratch stores in `dir` named `prefix`, a PID and a random suffix (or none,
@@ -27,11 +27,28 @@ enum AbandonedScratch {
             if let pid = pid_t(parts[0]), pid > 0, pid != getpid(), kill(pid, 0) == -1, errno == ESRCH { stores.insert(dir + "/" + prefix + rest) }
         }
         for store in stores {
-            guard !Environment.isOpenElsewhere(store), isScratch(store) else { continue }
+            let lock = store + "-lock"
+            // Untouched for a while too: a run in another PID namespace has its scratch file
+            // closed for a moment, before LMDB opens it and between its close and its move.
+            guard !Environment.isOpenElsewhere(store), untouched(store), untouched(lock) else { continue }
             // unlink(2), never a recursive removal: only the two files a run made.
-            unlink(store)
-            if isPlainFile(store + "-lock") { unlink(store + "-lock") }
+            if isScratch(store) {
+                unlink(store)
+                if isPlainFile(lock) { unlink(lock) }
+            } else if !NewFile.exists(store), isPlainFile(lock) {
+                unlink(lock)  // its store was moved into place before the run could remove its lock file
+            }
         }
+    }
+
+    /// How long a scratch file is left alone after its last change.
+    static let quiet: TimeInterval = 600
+
+    /// Whether `path` is absent, or last changed at least ``quiet`` ago.
+    static func untouched(_ path: String) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return true }
+        return Date().timeIntervalSince1970 - Double(info.st_mtim.tv_sec) >= quiet
     }
 
     /// Removes this run's own scratch store and its lock file, as plain files only (a folder

@@ -72,7 +72,7 @@ final class NewFile {
         guard !destination.isEmpty, !destination.hasSuffix("/"), stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
             throw LedgerError(.invalidInput, "\(destination.isEmpty ? "an empty path" : destination) is not a file path in an existing folder")
         }
-        let name = (destination as NSString).lastPathComponent
+        let name = PathName.name(of: destination)
         let limit = pathconf(dir, Int32(_PC_NAME_MAX))
         guard name.utf8.count <= (limit > 0 ? limit : 255), destination.utf8.count < Int(PATH_MAX) else {
             throw LedgerError(.invalidInput, "\(destination): the name is longer than the file system takes")
@@ -86,8 +86,7 @@ final class NewFile {
     }
 
     private static func directory(of path: String) -> String {
-        let dir = (path as NSString).deletingLastPathComponent
-        return dir.isEmpty ? "." : dir
+        PathName.folder(of: path)
     }
 
     /// Linux's `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), which Glibc's module does not export:

@@ -1,45 +1,34 @@
 import ActionLedger
 import Foundation
 
-/// Where `init`, `import` and `demo` make a store before it has its name: a file beside the
-/// path whose name ends in the run's PID and a random suffix nobody can guess (two runs never
-/// share one, not even with one PID in two containers), created by the run alone
-/// (`O_EXCL|O_NOFOLLOW`: nothing planted there is followed or written through, as a store's
-/// own path would be). The store is moved to its name only whole.
+/// Where `init`, `import` and `demo` make a store before it has its name: a file in the
+/// path's folder named `.ledger-KIND-PID-RANDOM` (short, so a long store name leaves it room;
+/// a random suffix nobody can guess, so two runs never share one, not even with one PID in two
+/// containers), created by the run alone (`O_EXCL|O_NOFOLLOW`: nothing planted there is
+/// followed or written through, as a store's own path would be). The store is moved to its
+/// name only whole.
 enum ScratchStore {
-    /// `init`'s, in the path's folder: short (a long store name leaves it room) and not named
-    /// after the store.
-    static let creatingPrefix = ".ledger-creating-"
-
-    /// Makes the empty, owner-only file `base-RANDOM` (`base` ends in the PID) and returns its
-    /// path; first removes the scratch stores of `prefix` in its folder that killed runs left
-    /// (``AbandonedScratch/remove(in:prefix:)``).
+    /// Makes the empty, owner-only scratch file of `kind` (`creating`, `importing`,
+    /// `building`) in `path`'s folder and returns its path; first removes those killed runs
+    /// left (``AbandonedScratch/remove(in:prefix:)``), and those earlier builds named
+    /// `PATH.KIND-PID` beside the path.
     /// - throws: `storage_error` when the folder takes no new file.
-    static func make(in dir: String, prefix: String) throws -> String {
+    static func make(beside path: String, kind: String) throws -> String {
+        let dir = PathName.folder(of: path), prefix = ".ledger-\(kind)-"
         AbandonedScratch.remove(in: dir, prefix: prefix)
+        AbandonedScratch.remove(in: dir, prefix: PathName.name(of: path) + "." + kind + "-")
         let scratch = dir + "/" + prefix + "\(getpid())-" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
         let fd = open(scratch, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw LedgerError(.storage, "cannot create a file in \(dir) to make the store in: \(String(cString: strerror(errno)))")
         }
+        // 0600 whatever the umask: a umask that takes the owner's write bit (0277) would leave
+        // a store LMDB cannot open for writing.
+        fchmod(fd, 0o600)
         close(fd)
         return scratch
     }
 
-    /// The scratch store for `path` of `kind` (`importing`, `building`): `PATH.KIND-PID-RANDOM`.
-    static func make(beside path: String, kind: String) throws -> String {
-        try make(in: folder(of: path), prefix: (path as NSString).lastPathComponent + "." + kind + "-")
-    }
-
-    /// `init`'s scratch store for `path`: `.ledger-creating-PID-RANDOM` in its folder.
-    static func makeCreating(beside path: String) throws -> String {
-        try make(in: folder(of: path), prefix: creatingPrefix)
-    }
-
-    static func folder(of path: String) -> String {
-        let dir = (path as NSString).deletingLastPathComponent
-        return dir.isEmpty ? "." : dir
-    }
 
     enum Move {
         case moved

@@ -76,14 +76,32 @@ import Testing
         let abandoned = fixture.path(".ledger-creating-999999-0badf00d"), live = fixture.path(".ledger-creating-\(getpid())-1")
         #expect(FileManager.default.createFile(atPath: abandoned, contents: Data()))
         #expect(FileManager.default.createFile(atPath: live, contents: Data()))
+        // A moved store's lock file its killed run could not remove: swept too.
+        let orphanLock = fixture.path(".ledger-creating-999998-0badf00d-lock")
+        #expect(FileManager.default.createFile(atPath: orphanLock, contents: Data("x".utf8)))
+        for p in [abandoned, live, orphanLock] {
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: p)
+        }
         #expect(try fixture.ledger(["init", "--test-clock"], db: db).status == 0)
         #expect(!FileManager.default.fileExists(atPath: abandoned) && FileManager.default.fileExists(atPath: live))
+        #expect(!FileManager.default.fileExists(atPath: orphanLock))
+        #expect(FileManager.default.fileExists(atPath: db + "-lock"), "init leaves the store's lock file made")
         #expect(try fixture.ledger(["verify"], db: db).status == 0)
         #expect(try names().filter { $0.hasPrefix(".ledger-creating-") } == [".ledger-creating-\(getpid())-1"])
         // A long name leaves the scratch room: it is beside the store, not named after it.
         let long = fixture.path(String(repeating: "n", count: 245))
         #expect(try fixture.ledger(["init", "--test-clock"], db: long).status == 0)
         #expect(try mode(long) == 0o600)
+        // A name of one character (Foundation's path methods trapped on it), and a umask that
+        // takes the owner's write bit: the store is still made, owner-only.
+        let one = fixture.path("Z")
+        let made = try Child("/bin/sh", ["-c", "cd \"$1\" && umask 0277 && exec \"$0\" init --db Z && exec true", LedgerProcess.binary,
+                                         fixture.dir.path]).finish(within: 60)
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(try mode(one) == 0o600 && fixture.ledger(["verify"], db: one).status == 0)
+        let exported = try Child("/bin/sh", ["-c", "cd \"$1\" && exec \"$0\" export --db Z --out Y", LedgerProcess.binary,
+                                             fixture.dir.path]).finish(within: 60)
+        #expect(exported.status == 0 && FileManager.default.fileExists(atPath: fixture.path("Y")), "\(exported.stderr)")
     }
 
     /// Under the usual umask (022) too: the modes are the engine's, not the umask's.

@@ -56,6 +56,13 @@ import Testing
         for p in [dead + "-lock", deadEmpty, deadSuffixed, live, held, held + "-lock"] {
             #expect(FileManager.default.createFile(atPath: p, contents: p == deadEmpty || p == deadSuffixed ? Data() : Data("x".utf8)))
         }
+        // Left alone while recently changed (a run in another PID namespace has its scratch
+        // closed for a moment): the others last changed an hour ago.
+        let recent = target + ".importing-\(deadPid)-beef"
+        #expect(FileManager.default.createFile(atPath: recent, contents: Data()))
+        for p in [dead, dead + "-lock", deadEmpty, deadSuffixed, live, held, held + "-lock"] {
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: p)
+        }
         // Files of the user's that merely bear the name (a pid that is gone): a folder with
         // work in it, a text file, a link. Kept: only what a run makes is removed.
         let folder = target + ".importing-\(Int32.max - 3)", notes = target + ".importing-\(Int32.max - 4)"
@@ -74,6 +81,7 @@ import Testing
         #expect(try f.ledger(["import", export], db: target).status == 0)
         #expect(!FileManager.default.fileExists(atPath: dead) && !FileManager.default.fileExists(atPath: dead + "-lock"))
         #expect(!FileManager.default.fileExists(atPath: deadEmpty) && !FileManager.default.fileExists(atPath: deadSuffixed))
+        #expect(FileManager.default.fileExists(atPath: recent))
         #expect(FileManager.default.fileExists(atPath: folder + "/sub/thesis.txt") && FileManager.default.fileExists(atPath: notes))
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == f.db)
         // A live process's, and one whose lock is held, are left alone.
