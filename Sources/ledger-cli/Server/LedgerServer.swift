@@ -119,7 +119,7 @@ public final class LedgerServer: Sendable {
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         // CORS outside the problem documents, so refusals carry its headers too.
         router.add(middleware: CORSMiddleware(origins: configuration.corsOrigins))
-        router.add(middleware: ProblemMiddleware())
+        router.add(middleware: ProblemMiddleware(store: ledger.environment.path))
         router.add(middleware: JSONBodyMiddleware())
         router.add(middleware: AuthMiddleware(authenticator: authenticator, tokens: limiter, addresses: addressLimit, clock: configuration.clock))
         router.getAndHead("/healthz") { _, _ in

@@ -1,4 +1,5 @@
 import ActionLedger
+import Foundation
 import Hummingbird
 
 /// A refusal as RFC 9457 `application/problem+json`: `type`, `title`, `status`, `detail`,
@@ -77,6 +78,9 @@ struct Problem: HTTPResponseError {
 /// status, Hummingbird's own (404 route, 413 body) with theirs, anything else a 500 that
 /// names no internals.
 struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// The store's path: its folder is left out of what a client is told.
+    let store: String
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let response = try await problems(request, context: context, next: next)
         // HEAD answers what GET would, headers only: a refusal's problem document too (a body
@@ -91,13 +95,27 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         Response(status: response.status, headers: response.headers, body: ResponseBody(contentLength: response.body.contentLength) { _ in })
     }
 
+    /// `error` without the store's folder: a storage or integrity failure names the store's
+    /// files, and where the server keeps them is no client's business (the server's log has it).
+    private func redacted(_ error: LedgerError) -> LedgerError {
+        guard error.code == .storage || error.code == .integrityFailure else { return error }
+        let dir = PathName.folder(of: store)
+        guard dir != "." else { return error }
+        return LedgerError(error.code, error.message.replacingOccurrences(of: dir + "/", with: ""), details: error.details)
+    }
+
     private func problems(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let p as Problem {
             return try p.response(from: request, context: context)
         } catch let e as LedgerError {
-            return try Problem(e).response(from: request, context: context)
+            return try Problem(redacted(e)).response(from: request, context: context)
+        } catch let e as LMDBError where e.isDamage {
+            // As the CLI says it: the file's pages are not what LMDB wrote, damage and no disk fault.
+            context.logger.error("damaged store", metadata: ["error": "\(e)"])
+            return try Problem(LedgerError(.integrityFailure, "the store is damaged: \(e.message); `ledger verify --deep` names "
+                + "the damage", details: ["problem": "damaged_page"])).response(from: request, context: context)
         } catch let e as LMDBError {
             context.logger.error("storage error", metadata: ["error": "\(e)"])
             // The system's reason ("No space left on device"), not the description, which names paths.
