@@ -23,7 +23,9 @@ enum AbandonedScratch {
             // Only our own pattern: digits (then `-` and hex), a process that is gone (ESRCH),
             // never our own.
             let parts = rest.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 1 || (!parts[1].isEmpty && parts[1].allSatisfy(\.isHexDigit)) else { continue }
+            // Digits only (pid_t's parser takes a sign too: `+999991` is not a name a run makes).
+            guard parts[0].allSatisfy({ ("0"..."9").contains($0) }),
+                  parts.count == 1 || (!parts[1].isEmpty && parts[1].allSatisfy(\.isHexDigit)) else { continue }
             if let pid = pid_t(parts[0]), pid > 0, pid != getpid(), kill(pid, 0) == -1, errno == ESRCH { stores.insert(dir + "/" + prefix + rest) }
         }
         for store in stores {

@@ -79,15 +79,18 @@ import Testing
         // A moved store's lock file its killed run could not remove: swept too.
         let orphanLock = fixture.path(".ledger-creating-999998-0badf00d-lock")
         #expect(FileManager.default.createFile(atPath: orphanLock, contents: Data("x".utf8)))
-        for p in [abandoned, live, orphanLock] {
+        // Not a name a run makes (a sign before the PID): kept.
+        let signed = fixture.path(".ledger-creating-+999997-1")
+        #expect(FileManager.default.createFile(atPath: signed, contents: Data()))
+        for p in [abandoned, live, orphanLock, signed] {
             try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: p)
         }
         #expect(try fixture.ledger(["init", "--test-clock"], db: db).status == 0)
         #expect(!FileManager.default.fileExists(atPath: abandoned) && FileManager.default.fileExists(atPath: live))
-        #expect(!FileManager.default.fileExists(atPath: orphanLock))
+        #expect(!FileManager.default.fileExists(atPath: orphanLock) && FileManager.default.fileExists(atPath: signed))
         #expect(FileManager.default.fileExists(atPath: db + "-lock"), "init leaves the store's lock file made")
         #expect(try fixture.ledger(["verify"], db: db).status == 0)
-        #expect(try names().filter { $0.hasPrefix(".ledger-creating-") } == [".ledger-creating-\(getpid())-1"])
+        #expect(try Set(names().filter { $0.hasPrefix(".ledger-creating-") }) == [".ledger-creating-\(getpid())-1", ".ledger-creating-+999997-1"])
         // A long name leaves the scratch room: it is beside the store, not named after it.
         let long = fixture.path(String(repeating: "n", count: 245))
         #expect(try fixture.ledger(["init", "--test-clock"], db: long).status == 0)
