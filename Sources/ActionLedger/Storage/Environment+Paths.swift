@@ -46,7 +46,7 @@ extension Environment {
         guard !noLock else { return }
         let lock = path + "-lock"
         guard lstat(lock, &info) == 0 else {
-            if errno == ENOENT { try create(lock, size: lockFileSize(maxReaders: options.maxReaders)) }
+            if errno == ENOENT { try create(lock, size: lockFileSize(maxReaders: options.maxReaders), store: path) }
             return
         }
         try requireUsable(lock, info, store: path)
@@ -73,6 +73,17 @@ extension Environment {
         if lstat(lock, &info) == 0 { try requireUsable(lock, info, store: path) }
     }
 
+    /// Makes the lock file of the store about to be moved to `path` (`init`, `import`, `demo`),
+    /// before the move: a name left free beside a new store would be anyone's to take in a
+    /// shared folder. One there already must be usable.
+    /// - throws: `invalid_input` for one that is not (nothing is moved then).
+    public static func makeLockFile(for path: String) throws {
+        try opening.withLock {
+            try preparePaths(path, Options(), noLock: false)
+            try requireUsableLockFile(for: path)
+        }
+    }
+
     /// A lock file must be a plain file of one name, and the store's owner's (or, for a store
     /// not made yet, this process's): one another user made in a shared folder holds the
     /// writer mutex and the reader table, so that user could stall every open of the store
@@ -84,7 +95,8 @@ extension Environment {
         }
         var data = stat()
         let owner = stat(path, &data) == 0 ? data.st_uid : geteuid()
-        guard info.st_uid == owner else {
+        // Root's is no one's plant: only root can make a file root's.
+        guard info.st_uid == owner || info.st_uid == 0 else {
             throw LedgerError(.invalidInput, "\(lock) belongs to another user (uid \(info.st_uid), the store's owner is uid "
                 + "\(owner)): a lock file made by someone else controls the store's locks; remove it", details: ["field": "db"])
         }
@@ -92,7 +104,7 @@ extension Environment {
 
     /// Makes `lock` whole before anyone opens it: written in full under a temporary name and
     /// linked into place (never over a file another process made meanwhile, which is kept).
-    private static func create(_ lock: String, size: Int) throws {
+    private static func create(_ lock: String, size: Int, store: String) throws {
         let temporary = lock + ".new-\(getpid())"
         let fd = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         // A folder that is missing or not ours to write (auditor mode falls back to no lock
@@ -103,6 +115,10 @@ extension Environment {
             unlink(temporary)
         }
         fchmod(fd, 0o600)
+        // Root opening another user's store makes the lock file the store owner's: a 0600 file
+        // of root's would keep that owner from ever opening the store again.
+        var data = stat()
+        if geteuid() == 0, stat(store, &data) == 0, data.st_uid != 0 { fchown(fd, data.st_uid, data.st_gid) }
         try fallocate(fd, lock, size)
         _ = link(temporary, lock)  // EEXIST: another process made it first; theirs is used
     }

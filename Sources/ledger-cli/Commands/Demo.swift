@@ -43,6 +43,7 @@ struct Demo: LedgerSubcommand {
         // only over what was inspected, which may have changed while the day was recorded.
         // The path's lock file stays: a process may already have opened the new store with it,
         // and a lock file deleted under a process leaves its writers refused (cli.md).
+        try Environment.makeLockFile(for: path)
         try DemoTarget.move(building, to: path, found: found)
         if global.json {
             Output.json(["db": .string(path), "events": .number(Double(head.seq)), "head_hash": .string(head.hash.hex),

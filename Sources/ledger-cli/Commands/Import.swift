@@ -54,6 +54,7 @@ struct Import: LedgerSubcommand {
                 AbandonedScratch.removeOwn(building)
             }
             head = try Ledger(path: building).importJSONL(path: file, checkpoint: cp)
+            try Environment.makeLockFile(for: path)
             // link(2), not rename(2): a store created at the path while the import ran
             // (`ledger init`, another import) is kept, never replaced.
             guard link(building, path) == 0 else {

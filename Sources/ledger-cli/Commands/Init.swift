@@ -38,9 +38,6 @@ struct Init: LedgerSubcommand {
             try ledger.create(creation, now: now)
             return try ledger.read { try $0.head() }
         }()
-        // Its lock file made now, the store's owner's, as the first open makes it: a name left
-        // free would be anyone's to take in a shared folder (refused then, but the store with it).
-        _ = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
         if global.json {
             Output.json(["db": .string(global.path), "test_clock": .bool(testClock), "head_hash": .string(head.hash.hex)])
         } else {
@@ -61,6 +58,7 @@ struct Init: LedgerSubcommand {
             try ledger.create(creation, now: now)
             return try ledger.read { try $0.head() }
         }()
+        try Environment.makeLockFile(for: path)
         switch try ScratchStore.move(scratch, to: path) {
         case .moved: Environment.syncDirectory(of: path)
         case .taken: throw LedgerError(.notEmpty, "\(path) was created while init ran; it is left as it is")

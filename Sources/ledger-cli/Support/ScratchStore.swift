@@ -25,6 +25,10 @@ enum ScratchStore {
         // 0600 whatever the umask: a umask that takes the owner's write bit (0277) would leave
         // a store LMDB cannot open for writing.
         fchmod(fd, 0o600)
+        // Root replacing another user's store (`demo --fresh`) gives the new one to its owner,
+        // whose lock file stays beside it.
+        var target = stat()
+        if geteuid() == 0, stat(path, &target) == 0, target.st_uid != 0 { fchown(fd, target.st_uid, target.st_gid) }
         close(fd)
         return scratch
     }

@@ -47,4 +47,40 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: fresh))
         }
     }
+
+    /// Root reading or rebuilding another user's store makes its lock files that user's: a
+    /// 0600 file of root's had kept the owner out, and the owner check then root too. A
+    /// rebuild lock another user planted is refused, as a lock file is.
+    @Test(.enabled(if: geteuid() == 0)) func rootLeavesTheOwnersLockFilesTheOwners() throws {
+        let store = fixture.path("theirs.lmdb")
+        #expect(try fixture.ledger(["init", "--test-clock"], db: store).status == 0)
+        for p in [store, store + "-lock"] { #expect(chown(p, 65534, 65534) == 0) }
+        unlink(store + "-lock")
+        for args in [["verify"], ["verify"], ["rebuild"]] {
+            let out = try fixture.ledger(args, db: store)
+            #expect(out.status == 0, "\(args): \(out.stderr)")
+        }
+        for p in [store + "-lock", store + "-rebuild.lock"] {
+            let owner = try #require(FileManager.default.attributesOfItem(atPath: p)[.ownerAccountID] as? NSNumber)
+            #expect(owner.intValue == 65534, "\(p)")
+        }
+        let mine = fixture.db
+        #expect(FileManager.default.createFile(atPath: mine + "-rebuild.lock", contents: Data()))
+        #expect(chown(mine + "-rebuild.lock", 65534, 65534) == 0)
+        let refused = try fixture.ledger(["rebuild"])
+        #expect(refused.status == LedgerError.Code.invalidInput.exitStatus && refused.stderr.contains("belongs to another user"),
+                "\(refused.status) \(refused.stderr)")
+    }
+
+    /// An import leaves the new store's lock file made, as init does, made before the store is
+    /// moved in: a name left free would be anyone's to take.
+    @Test func aNewStoreComesWithItsLockFile() throws {
+        let export = fixture.path("e.jsonl")
+        #expect(try fixture.ledger(["export", "--out", export]).status == 0)
+        for (args, db) in [(["import", export], fixture.path("i.lmdb")), (["init", "--test-clock"], fixture.path("n.lmdb")),
+                           (["demo"], fixture.path("d.lmdb"))] {
+            #expect(try fixture.ledger(args, db: db).status == 0)
+            #expect(FileManager.default.fileExists(atPath: db + "-lock"), "\(args)")
+        }
+    }
 }
