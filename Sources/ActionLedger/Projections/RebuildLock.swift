@@ -25,7 +25,8 @@ final class RebuildLock {
             throw LedgerError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))")
         }
         var info = stat(), data = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+        // Owner read-write whatever the umask (0277 made it read-only: the next rebuild could not open it).
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid != geteuid() || fchmod(fd, 0o600) == 0 else {
             close(fd)
             throw LedgerError(.invalidInput, "\(path) is not a plain file; remove it", details: ["field": "db"])
         }

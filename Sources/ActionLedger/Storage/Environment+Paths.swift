@@ -46,7 +46,11 @@ extension Environment {
         guard !noLock else { return }
         let lock = path + "-lock"
         guard lstat(lock, &info) == 0 else {
-            if errno == ENOENT { try create(lock, size: lockFileSize(maxReaders: options.maxReaders), store: path) }
+            guard errno == ENOENT else { return }
+            try create(lock, size: lockFileSize(maxReaders: options.maxReaders), store: path)
+            // Whichever file the name holds now (another process's link may have won the race,
+            // or nothing, where the folder takes no file and LMDB decides): checked as any other.
+            if lstat(lock, &info) == 0 { try requireUsable(lock, info, store: path) }
             return
         }
         try requireUsable(lock, info, store: path)
@@ -105,7 +109,9 @@ extension Environment {
     /// Makes `lock` whole before anyone opens it: written in full under a temporary name and
     /// linked into place (never over a file another process made meanwhile, which is kept).
     private static func create(_ lock: String, size: Int, store: String) throws {
-        let temporary = lock + ".new-\(getpid())"
+        // Not a name anyone can plant first (a planted one made this give up, and LMDB's own
+        // O_CREAT then made the lock file, through a link if one was there).
+        let temporary = lock + ".new-\(getpid())-" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
         let fd = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         // A folder that is missing or not ours to write (auditor mode falls back to no lock
         // file): LMDB's own open decides and says why.

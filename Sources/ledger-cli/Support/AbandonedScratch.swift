@@ -2,7 +2,7 @@ import ActionLedger
 import Foundation
 
 /// The scratch stores `import`, `demo` and `init` build beside their target
-/// (``ScratchStore``: `PATH.importing-PID-RANDOM`, `PATH.building-PID-RANDOM`,
+/// (``ScratchStore``: `.ledger-importing-PID-RANDOM`, `.ledger-building-PID-RANDOM`,
 /// `.ledger-creating-PID-RANDOM`, and their `-lock` files) are removed by the run that made them; a
 /// run killed before it could (kill -9, a crash, power loss) leaves them. The next run
 /// removes those whose process is gone and which nothing changed for ten minutes, so repeated failures — most often on a full disk,

@@ -16,7 +16,7 @@ enum ScratchStore {
     static func make(beside path: String, kind: String) throws -> String {
         let dir = PathName.folder(of: path), prefix = ".ledger-\(kind)-"
         AbandonedScratch.remove(in: dir, prefix: prefix)
-        AbandonedScratch.remove(in: dir, prefix: PathName.name(of: path) + "." + kind + "-")
+        if kind != "creating" { AbandonedScratch.remove(in: dir, prefix: PathName.name(of: path) + "." + kind + "-") }
         let scratch = dir + "/" + prefix + "\(getpid())-" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
         let fd = open(scratch, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {

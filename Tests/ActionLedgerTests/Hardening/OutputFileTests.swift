@@ -98,7 +98,7 @@ import Testing
         // A name of one character (Foundation's path methods trapped on it), and a umask that
         // takes the owner's write bit: the store is still made, owner-only.
         let one = fixture.path("Z")
-        let made = try Child("/bin/sh", ["-c", "cd \"$1\" && umask 0277 && exec \"$0\" init --db Z && exec true", LedgerProcess.binary,
+        let made = try Child("/bin/sh", ["-c", "cd \"$1\" && umask 0277 && exec \"$0\" init --db Z", LedgerProcess.binary,
                                          fixture.dir.path]).finish(within: 60)
         #expect(made.status == 0, "\(made.stderr)")
         #expect(try mode(one) == 0o600 && fixture.ledger(["verify"], db: one).status == 0)

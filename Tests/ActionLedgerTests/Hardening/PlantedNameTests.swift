@@ -83,4 +83,16 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: db + "-lock"), "\(args)")
         }
     }
+
+    /// Under a umask that takes the owner's write bit, the rebuild's lock file is still the
+    /// owner's to open: the second rebuild had failed with "Permission denied".
+    @Test func rebuildsUnderAStrictUmaskKeepWorking() throws {
+        for round in 1...2 {
+            let out = try Child("/bin/sh", ["-c", "umask 0277 && exec \"$0\" rebuild --db \"$1\"", LedgerProcess.binary, fixture.db])
+                .finish(within: 120)
+            #expect(out.status == 0, "round \(round): \(out.stderr)")
+        }
+        let mode = try #require(FileManager.default.attributesOfItem(atPath: fixture.db + "-rebuild.lock")[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+    }
 }
