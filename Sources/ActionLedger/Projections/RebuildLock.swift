@@ -24,22 +24,18 @@ final class RebuildLock {
             }
             throw LedgerError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))")
         }
-        var info = stat(), data = stat()
-        // Owner read-write whatever the umask (0277 made it read-only: the next rebuild could not open it).
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid != geteuid() || fchmod(fd, 0o600) == 0 else {
+        // As `-lock` is (StoreOwner): another user's, planted in a shared folder, could hold
+        // every rebuild off for good.
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, StoreOwner.accepts(info.st_uid, beside: ledgerPath) else {
             close(fd)
-            throw LedgerError(.invalidInput, "\(path) is not a plain file; remove it", details: ["field": "db"])
+            throw info.st_mode & S_IFMT == S_IFREG ? StoreOwner.refusal(path, uid: info.st_uid, store: ledgerPath)
+                : LedgerError(.invalidInput, "\(path) is not a plain file; remove it", details: ["field": "db"])
         }
-        // As for `-lock`: the store owner's (root making it gives it to them), or root's; another
-        // user's, planted in a shared folder, could hold every rebuild off for good.
-        if stat(ledgerPath, &data) == 0 {
-            if geteuid() == 0, info.st_uid == 0, data.st_uid != 0 {
-                fchown(fd, data.st_uid, data.st_gid)
-            } else if info.st_uid != data.st_uid && info.st_uid != 0 {
-                close(fd)
-                throw LedgerError(.invalidInput, "\(path) belongs to another user (uid \(info.st_uid), the store's owner is uid "
-                    + "\(data.st_uid)); remove it", details: ["field": "db"])
-            }
+        if info.st_uid == geteuid() {
+            // Owner read-write whatever the umask (0277 left it read-only: the next rebuild could not open it).
+            fchmod(fd, 0o600)
+            StoreOwner.give(fd, toOwnerOf: ledgerPath)
         }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno

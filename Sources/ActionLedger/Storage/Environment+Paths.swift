@@ -82,28 +82,19 @@ extension Environment {
     /// shared folder. One there already must be usable.
     /// - throws: `invalid_input` for one that is not (nothing is moved then).
     public static func makeLockFile(for path: String) throws {
-        try opening.withLock {
-            try preparePaths(path, Options(), noLock: false)
-            try requireUsableLockFile(for: path)
-        }
+        // preparePaths checks the one it finds or makes.
+        try opening.withLock { try preparePaths(path, Options(), noLock: false) }
     }
 
-    /// A lock file must be a plain file of one name, and the store's owner's (or, for a store
-    /// not made yet, this process's): one another user made in a shared folder holds the
-    /// writer mutex and the reader table, so that user could stall every open of the store
-    /// (a held fcntl lock) or unsettle its readers.
+    /// A lock file must be a plain file of one name, and the store's owner's (``StoreOwner``):
+    /// one another user made in a shared folder holds the writer mutex and the reader table,
+    /// so that user could stall every open of the store (a held fcntl lock) or unsettle its readers.
     private static func requireUsable(_ lock: String, _ info: stat, store path: String) throws {
         guard info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else {
             throw LedgerError(.invalidInput, "\(lock) is not a plain file of one name (a link, or another kind): LMDB would "
                 + "write its lock table into it; remove it", details: ["field": "db"])
         }
-        var data = stat()
-        let owner = stat(path, &data) == 0 ? data.st_uid : geteuid()
-        // Root's is no one's plant: only root can make a file root's.
-        guard info.st_uid == owner || info.st_uid == 0 else {
-            throw LedgerError(.invalidInput, "\(lock) belongs to another user (uid \(info.st_uid), the store's owner is uid "
-                + "\(owner)): a lock file made by someone else controls the store's locks; remove it", details: ["field": "db"])
-        }
+        guard StoreOwner.accepts(info.st_uid, beside: path) else { throw StoreOwner.refusal(lock, uid: info.st_uid, store: path) }
     }
 
     /// Makes `lock` whole before anyone opens it: written in full under a temporary name and
@@ -121,10 +112,7 @@ extension Environment {
             unlink(temporary)
         }
         fchmod(fd, 0o600)
-        // Root opening another user's store makes the lock file the store owner's: a 0600 file
-        // of root's would keep that owner from ever opening the store again.
-        var data = stat()
-        if geteuid() == 0, stat(store, &data) == 0, data.st_uid != 0 { fchown(fd, data.st_uid, data.st_gid) }
+        StoreOwner.give(fd, toOwnerOf: store)
         try fallocate(fd, lock, size)
         _ = link(temporary, lock)  // EEXIST: another process made it first; theirs is used
     }

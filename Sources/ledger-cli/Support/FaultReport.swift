@@ -65,7 +65,6 @@ enum FaultReport {
         }
     }
 
-    /// The last `--db PATH` or `--db=PATH` among `arguments`.
     /// `path` as a shell word, so the suggested command can be pasted: in single quotes when
     /// it needs quoting and holds none (a backslash escape would print doubled: human
     /// output escapes backslashes).

@@ -27,12 +27,10 @@ enum ScratchStore {
         fchmod(fd, 0o600)
         // Root replacing another user's store (`demo --fresh`) gives the new one to its owner,
         // whose lock file stays beside it.
-        var target = stat()
-        if geteuid() == 0, stat(path, &target) == 0, target.st_uid != 0 { fchown(fd, target.st_uid, target.st_gid) }
+        StoreOwner.give(fd, toOwnerOf: path)
         close(fd)
         return scratch
     }
-
 
     enum Move {
         case moved
