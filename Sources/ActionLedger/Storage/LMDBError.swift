@@ -38,6 +38,16 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible, Equatable {
     /// LMDB found the file's pages are not what it wrote (a page it cannot find, a page of
     /// the wrong kind, a file that is no LMDB environment): damage, not a storage fault.
     public var isDamage: Bool { [MDB_PAGE_NOTFOUND, MDB_CORRUPTED, MDB_INVALID].contains(code) }
+
+    /// What this failure is to a user of `store`, the CLI's and the server's alike: damage
+    /// (`integrity_failure`, `damaged_page`: a broken store, as a broken chain is, not a disk
+    /// fault worth retrying), else `storage_error`.
+    public func ledgerError(store: String) -> LedgerError {
+        isDamage
+            ? LedgerError(.integrityFailure, "\(store) is damaged: \(description); `ledger verify --deep` names the damage",
+                          details: ["problem": "damaged_page"])
+            : LedgerError(.storage, description)
+    }
 }
 
 /// Throws an `LMDBError` unless `rc` is `MDB_SUCCESS`.

@@ -52,7 +52,7 @@ struct Serve: AsyncParsableCommand {
         } catch let error as LedgerError {
             throw Output.fail(error, json: global.json)
         } catch let error as LMDBError {
-            throw Output.fail(Output.ledgerError(error, store: global.path), json: global.json)
+            throw Output.fail(error.ledgerError(store: global.path), json: global.json)
         }
     }
 

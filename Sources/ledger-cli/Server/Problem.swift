@@ -111,16 +111,10 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return try p.response(from: request, context: context)
         } catch let e as LedgerError {
             return try Problem(redacted(e)).response(from: request, context: context)
-        } catch let e as LMDBError where e.isDamage {
-            // As the CLI says it: the file's pages are not what LMDB wrote, damage and no disk fault.
-            context.logger.error("damaged store", metadata: ["error": "\(e)"])
-            return try Problem(LedgerError(.integrityFailure, "the store is damaged: \(e.message); `ledger verify --deep` names "
-                + "the damage", details: ["problem": "damaged_page"])).response(from: request, context: context)
         } catch let e as LMDBError {
+            // As the CLI says it (damage, or a storage failure), without the store's folder.
             context.logger.error("storage error", metadata: ["error": "\(e)"])
-            // The system's reason ("No space left on device"), not the description, which names paths.
-            return try Problem(.internalServerError, "storage_error", "storage error: \(e.message); nothing was written")
-                .response(from: request, context: context)
+            return try Problem(redacted(e.ledgerError(store: store))).response(from: request, context: context)
         } catch let e as HTTPError where e.status == .notFound {
             // A known path with another method: 405 with the methods it has.
             if let allowed = RouteTable.methods(for: request.uri.path) {

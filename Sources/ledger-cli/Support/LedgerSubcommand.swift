@@ -25,7 +25,7 @@ extension LedgerSubcommand {
         } catch let error as LedgerError {
             throw Output.fail(error, json: global.json)
         } catch let error as LMDBError {
-            throw Output.fail(Output.ledgerError(error, store: global.path), json: global.json)
+            throw Output.fail(error.ledgerError(store: global.path), json: global.json)
         }
     }
 }
@@ -63,14 +63,6 @@ enum Output {
     /// all human output.
     static func errorLine(_ error: LedgerError) -> String {
         "error: \(Human.escape(error.message)) [\(error.code.rawValue)]"
-    }
-
-    /// What an LMDB failure is to a user: damage when the file's pages are not what LMDB
-    /// wrote (a broken store, as a broken chain is), else a storage failure.
-    static func ledgerError(_ error: LMDBError, store: String) -> LedgerError {
-        error.isDamage
-            ? LedgerError(.integrityFailure, "\(store) is damaged: \(error.description)", details: ["problem": "damaged_page"])
-            : LedgerError(.storage, error.description)
     }
 
     static func fail(_ error: LedgerError, json: Bool) -> ExitCode {
