@@ -148,6 +148,7 @@ extension ProjectionSnapshot {
                 }
                 guard let item else { throw LedgerError(.projectionStale, "feed entry for missing action \(entry.actionId)") }
                 let inForce = try policy(item.org)
+                feed.policyVersion = inForce.version
                 let proposal = try currentProposal(item)
                 let stakes = Policy.requirements(of: proposal, under: inForce).stakes
                 let path = Policy.tapPath(for: stakes)
@@ -169,8 +170,10 @@ extension ProjectionSnapshot {
         feed.drafts = drafts.map { name, kinds in
             (name, kinds.values.reduce(0, +), kinds.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         }.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }
-        // Her org's policy in force, cards or none (it had been the last card's, 0 with none shown).
-        if let org = try LogReader(txn: txn, dbs: dbs).personOrg(q.person) { feed.policyVersion = try policy(org).version }
+        // Her org's policy in force with no card shown too (a card's is hers: a person has one org).
+        if feed.items.isEmpty, let org = try LogReader(txn: txn, dbs: dbs).personOrg(q.person) {
+            feed.policyVersion = try policy(org).version
+        }
         let card = try autoShipCounts(person: q.person, window: .last(Timestamp.day, before: q.now))
         feed.autoShipped = (card.reduce(0) { $0 + $1.count }, card)
         return feed
