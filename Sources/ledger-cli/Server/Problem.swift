@@ -97,11 +97,22 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
 
     /// `error` without the store's folder: a storage or integrity failure names the store's
     /// files, and where the server keeps them is no client's business (the server's log has it).
-    private func redacted(_ error: LedgerError) -> LedgerError {
+    static func redacted(_ error: LedgerError, store: String) -> LedgerError {
         guard error.code == .storage || error.code == .integrityFailure else { return error }
         let dir = PathName.folder(of: store)
         guard dir != "." else { return error }
         return LedgerError(error.code, error.message.replacingOccurrences(of: dir + "/", with: ""), details: error.details)
+    }
+
+    /// What a client is told of a failure reading the store: the engine's error as the CLI
+    /// says it (an LMDB failure mapped as ``LMDBError/ledgerError(store:)`` maps it), without
+    /// the store's folder; nil for any other error.
+    static func clientError(_ error: any Error, store: String) -> LedgerError? {
+        switch error {
+        case let e as LedgerError: redacted(e, store: store)
+        case let e as LMDBError: redacted(e.ledgerError(store: store), store: store)
+        default: nil
+        }
     }
 
     private func problems(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -110,11 +121,11 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let p as Problem {
             return try p.response(from: request, context: context)
         } catch let e as LedgerError {
-            return try Problem(redacted(e)).response(from: request, context: context)
+            return try Problem(Self.redacted(e, store: store)).response(from: request, context: context)
         } catch let e as LMDBError {
             // As the CLI says it (damage, or a storage failure), without the store's folder.
             context.logger.error("storage error", metadata: ["error": "\(e)"])
-            return try Problem(redacted(e.ledgerError(store: store))).response(from: request, context: context)
+            return try Problem(Self.redacted(e.ledgerError(store: store), store: store)).response(from: request, context: context)
         } catch let e as HTTPError where e.status == .notFound {
             // A known path with another method: 405 with the methods it has.
             if let allowed = RouteTable.methods(for: request.uri.path) {

@@ -178,8 +178,10 @@ extension LedgerServer {
                     revoked = StreamFilter.revokes(stored.event, who)
                     return !revoked && last - from + 1 < UInt64(catchUpChunk) && out.utf8.count < catchUpBytes
                 }
-            } catch let e as LedgerError {
-                // Damage at a seq: the events before it are still sent, then the stream is cut.
+            } catch {
+                // Damage at a seq, or a page LMDB finds damaged: the events before it are still
+                // sent, then the stream is cut (after telling the client why, as an answer would).
+                guard let e = ProblemMiddleware<APIContext>.clientError(error, store: ledger.environment.path) else { throw error }
                 failure = e
             }
         }
