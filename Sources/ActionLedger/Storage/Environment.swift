@@ -220,6 +220,9 @@ public final class Environment: @unchecked Sendable {
         let result: T
         do {
             result = try body(txn)
+        } catch let error as LMDBError where error.code == MDB_BAD_TXN && txn.parent == nil {
+            mdb_txn_abort(txn.txn)
+            throw damageBehind(error)
         } catch {
             mdb_txn_abort(txn.txn)
             throw error

@@ -39,3 +39,22 @@ enum PageDamage {
         return changed
     }
 }
+
+extension PageDamage {
+    /// The page number of the main database's root (the catalogue of named databases), from
+    /// the newer of the two meta pages: pgno at 128 (`mm_dbs[1].md_root`), txnid at 144.
+    static func mainRoot(in path: String) throws -> Int {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)).prefix(2 * pageSize))
+        func u64(_ o: Int) -> Int { (0..<8).reduce(0) { $0 | Int(bytes[o + $1]) << (8 * $1) } }
+        let newer = u64(144) >= u64(pageSize + 144) ? 0 : pageSize
+        return u64(newer + 128)
+    }
+
+    /// Makes page `pgno` neither a branch nor a leaf, in place (an open store's map sees it).
+    static func unflag(page pgno: Int, in path: String) throws {
+        let h = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        defer { try? h.close() }
+        try h.seek(toOffset: UInt64(pgno * pageSize + 10))
+        try h.write(contentsOf: Data([0, 0]))
+    }
+}
