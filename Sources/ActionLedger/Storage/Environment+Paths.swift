@@ -77,6 +77,20 @@ extension Environment {
         if lstat(lock, &info) == 0 { try requireUsable(lock, info, store: path) }
     }
 
+    /// Whether `PATH-lock` is a lock file left behind with no store at `path` that a new
+    /// store there can take as its own: a plain file of one name, the running user's, that no
+    /// process has open (LMDB sets a lock file up afresh when it opens one nobody holds). An
+    /// `init` killed between making it and moving its store in, or a store removed without
+    /// it, leaves one; anything else at that name (a link, another user's file, one in use)
+    /// is no leftover.
+    public static func isLeftoverLockFile(for path: String) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) != 0, errno == ENOENT else { return false }
+        guard lstat(path + "-lock", &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1,
+              info.st_uid == geteuid() else { return false }
+        return !isOpenElsewhere(path)
+    }
+
     /// Makes the lock file of the store about to be moved to `path` (`init`, `import`, `demo`),
     /// before the move: a name left free beside a new store would be anyone's to take in a
     /// shared folder. One there already must be usable.

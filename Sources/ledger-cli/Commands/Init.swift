@@ -21,10 +21,14 @@ struct Init: LedgerSubcommand {
             throw LedgerError(.testClockOnly, "LEDGER_NOW is set but --test-clock is not: a production store "
                 + "takes its time from the system clock only")
         }
-        // lstat, not a followed path: a symlink there, dangling or not, and a leftover or planted
-        // `-lock` are refused too, so init never creates or truncates a file somewhere else.
+        // lstat, not a followed path: a symlink there, dangling or not, and a planted `-lock`
+        // are refused too, so init never creates or truncates a file somewhere else. A lock
+        // file of the user's own left with no store (an init killed just before its move) is
+        // the new store's to take.
         for path in [global.path, global.path + "-lock"] where NewFile.exists(path) {
-            throw LedgerError(.notEmpty, "\(path) already exists; init makes new stores only")
+            if path != global.path, Environment.isLeftoverLockFile(for: global.path) { continue }
+            throw LedgerError(.notEmpty, "\(path) already exists" + (path == global.path ? "" : " (in use, a link, or not yours)")
+                + "; init makes new stores only")
         }
         // Its `-lock` too: a path whose lock file could not be named is no place for a store.
         try NewFile.requireNewPath(global.path)

@@ -84,6 +84,34 @@ import Testing
         }
     }
 
+    /// A lock file of the user's own with no store beside it (an init killed between making
+    /// it and moving its store in) is taken by the next init, which had refused it for good;
+    /// one that a process holds, or that is a link, is still refused.
+    @Test func initTakesALeftoverLockFileButNotOneInUse() throws {
+        let db = fixture.path("left.lmdb")
+        #expect(try fixture.ledger(["init", "--test-clock"], db: db).status == 0)
+        #expect(unlink(db) == 0 && FileManager.default.fileExists(atPath: db + "-lock"))
+        #expect(try fixture.ledger(["init", "--test-clock"], db: db).status == 0)
+        #expect(try fixture.ledger(["verify"], db: db).status == 0)
+        #expect(unlink(db) == 0)
+        // Held as LMDB holds it while a store is open: a shared lock on its first byte.
+        let holder = try Child("/usr/bin/python3", ["-c", """
+            import fcntl, os, sys, time
+            fd = os.open(sys.argv[1], os.O_RDWR); fcntl.lockf(fd, fcntl.LOCK_SH, 1, 0); print("held", flush=True); time.sleep(60)
+            """, db + "-lock"])
+        defer { holder.kill() }
+        let deadline = Date().addingTimeInterval(30)
+        while !holder.stdoutSoFar.contains("held"), holder.isRunning, Date() < deadline { usleep(10_000) }
+        #expect(holder.stdoutSoFar.contains("held"))
+        let held = try fixture.ledger(["init", "--test-clock"], db: db)
+        #expect(held.status == LedgerError.Code.notEmpty.exitStatus && held.stderr.contains("in use"), "\(held.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: db))
+        let linked = fixture.path("linked.lmdb")
+        #expect(symlink(fixture.path("nowhere"), linked + "-lock") == 0)
+        #expect(try fixture.ledger(["init", "--test-clock"], db: linked).status == LedgerError.Code.notEmpty.exitStatus)
+        #expect(!FileManager.default.fileExists(atPath: fixture.path("nowhere")))
+    }
+
     /// Under a umask that takes the owner's write bit, the rebuild's lock file is still the
     /// owner's to open: the second rebuild had failed with "Permission denied".
     @Test func rebuildsUnderAStrictUmaskKeepWorking() throws {
