@@ -150,6 +150,7 @@ enum CommandHandler {
             }
 
         case .dismiss(let id, let deviceId, let reason):
+            try FieldReader.requireReason(reason)
             let s = try action(id)
             let proof = try change(.dismiss, s, deviceId)
             try onAction(s, device: deviceId, .dismissed(Dismissal(reason: reason, policyVersion: try session.policy(org: s.org).version,
@@ -236,6 +237,7 @@ enum CommandHandler {
             try append(actor: request.actor, device: nil, org: org, person: person, actionId: nil, .recoveryKeySet(s))
 
         case .revokeDevice(let deviceId, let reason, let by, let proof):
+            try FieldReader.requireReason(reason)
             guard let d = try reader.deviceState(deviceId) else {
                 throw LedgerError(.unknownDevice, "device \(deviceId) is not linked", details: ["device": .string(deviceId)])
             }

@@ -85,6 +85,17 @@ struct FieldReader {
         return nil
     }
 
+    /// Refuses a free-text reason (a dismissal's, a revocation's) longer than the event's
+    /// field takes: checked where the command is judged, whoever sends it, so the log never
+    /// holds an event its own export could not import.
+    /// - throws: `invalid_input` naming `field`.
+    static func requireReason(_ reason: String, field: String = "reason") throws {
+        guard reason.utf8.count <= Limit.rationale else {
+            throw LedgerError(.invalidInput, "\(field) is \(reason.utf8.count) bytes; the limit is \(Limit.rationale)",
+                              details: ["field": .string(field)])
+        }
+    }
+
     static func isIdentifierScalar(_ c: Unicode.Scalar) -> Bool {
         switch c.value {
         case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true  // 0-9 A-Z a-z

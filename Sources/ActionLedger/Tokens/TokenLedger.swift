@@ -109,6 +109,7 @@ extension Ledger {
     /// - throws: `unknown_token`; `invalid_input` when it was already revoked.
     public func revokeToken(_ tokenId: String, reason: String = "", now: Timestamp, actor: String = "operator",
                             commandId: String = CommandRequest.newCommandId()) throws -> TokenRecord {
+        try FieldReader.requireReason(reason)
         var revoked: TokenRecord?
         try perform { session in
             guard var record = try session.reader.tokens()[tokenId] else {

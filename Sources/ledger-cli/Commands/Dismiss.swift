@@ -11,7 +11,6 @@ struct Dismiss: LedgerSubcommand {
     var reason = ""
 
     func execute() throws {
-        guard reason.utf8.count <= 4096 else { throw LedgerError(.invalidInput, "--reason is longer than 4096 bytes") }
         try action.run(.dismiss(actionId: action.action, device: action.device, reason: reason), global: global)
     }
 }

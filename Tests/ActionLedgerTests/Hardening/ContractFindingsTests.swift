@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+@testable import ActionLedger
+
+/// What a conformance attack on the CLI found: input the engine took that its own log
+/// format refuses, and checks a command made too late or not at all.
+@Suite struct ContractFindingsTests {
+    let fixture: ProcessFixture
+    init() throws { fixture = try ProcessFixture("contract") }
+
+    func events() throws -> Int { try fixture.ledger(["log"]).stdout.split(separator: "\n").count }
+
+    /// A revocation's reason over the event's 4 096 bytes was recorded, and the store's own
+    /// export then failed to import. The engine refuses it, whoever sends it; at the limit
+    /// it is taken and the export imports.
+    @Test func aReasonTheLogCannotHoldIsRefusedBeforeAnythingIsWritten() throws {
+        #expect(try fixture.ledger(["devices", "link", "d1", "--person", "p1", "--org", "o1", "--label", "L", "--platform", "ios"]).status == 0)
+        let token = try fixture.ledger(["tokens", "issue", "--scope", "auditor", "--org", "o1", "--json"])
+        let id = try #require(String(token.stdout.split(separator: "\"")[3]))
+        let long = String(repeating: "r", count: FieldReader.Limit.rationale + 1)
+        let before = try events()
+        for args in [["devices", "revoke", "d1", "--reason", long], ["tokens", "revoke", id, "--reason", long],
+                     ["dismiss", "nothing", "--device", "d1", "--reason", long]] {
+            let out = try fixture.ledger(args + ["--json"])
+            #expect(out.status == LedgerError.Code.invalidInput.exitStatus && out.stdout.contains("\"field\":\"reason\""),
+                    "\(args[0]) \(args[1]): \(out.status) \(out.stdout)")
+        }
+        #expect(try events() == before)
+        // The engine's own API too (the server's routes reach it with a body's reason).
+        let refused = try fixture.withLedger { l in
+            Result { try l.execute(CommandRequest(.revokeDevice(device: "d1", reason: long), now: at("2026-11-22T09:00:00Z"))) }
+        }
+        #expect(throws: LedgerError.self) { try refused.get() }
+        let limit = String(repeating: "r", count: FieldReader.Limit.rationale)
+        #expect(try fixture.ledger(["devices", "revoke", "d1", "--reason", limit]).status == 0)
+        #expect(try fixture.ledger(["tokens", "revoke", id, "--reason", limit]).status == 0)
+        let export = fixture.path("e.jsonl")
+        #expect(try fixture.ledger(["export", "--out", export]).status == 0)
+        let imported = try fixture.ledger(["import", export], db: fixture.path("i.lmdb"))
+        #expect(imported.status == 0, "\(imported.stderr)")
+    }
+}
