@@ -33,8 +33,9 @@ extension DecisionReplay {
                 if let expires = p.expiresAt, expires <= event.at {
                     throw fail("action.propose", "expires_at \(expires.iso8601) is not after the proposal's time", .invalidInput)
                 }
-                if event.actor != "specialist:\(p.specialist.name)" {
-                    throw fail("action.propose", "a proposal by \(event.actor), not by specialist:\(p.specialist.name)", nil)
+                if event.actor != "specialist:\(p.specialist.name)" || event.device != nil {
+                    throw fail("action.propose", "a proposal by \(event.actor)\(event.device.map { " on \($0)" } ?? ""); the engine "
+                        + "records specialist:\(p.specialist.name), with no device", nil)
                 }
                 if let pin = p.pinned {
                     var bare = p
@@ -102,6 +103,11 @@ extension DecisionReplay {
         case .executed, .failed:
             guard event.device == nil else {
                 throw fail("action.outcome", "an outcome names device \(event.device!); the engine records none", nil)
+            }
+        case .autoShipped(let a):
+            // The policy's own decision: made on no device, so an audit of a device never lists it.
+            guard event.device == nil else {
+                throw fail(a.rule, "an auto-ship names device \(event.device!); the engine records none", nil)
             }
         default:
             break

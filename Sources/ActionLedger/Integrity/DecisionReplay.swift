@@ -172,11 +172,15 @@ public struct DecisionReplay {
             }
             return nil
         case .relyingParty(let r):
+            if judge { try requireOperatorEnvelope(event, org: StoreCreation.org, fail) }
             rp = r
             return nil
         case .tokenIssued, .tokenRevoked:
-            return nil  // who may call `ledger serve`: no decision rests on it
+            // Who may call `ledger serve`: no decision rests on it, but who did it is the operator's.
+            if judge { try requireOperatorEnvelope(event, org: nil, fail) }
+            return nil
         case .policySet(let p):
+            if judge { try requireOperatorEnvelope(event, org: nil, fail) }
             // Versions run per org (rules 2); a store written before ran them across orgs.
             let own = policies[event.org]?.version ?? 0
             // Wide: a damaged record's version can be the type's largest (no trap on +1).
@@ -191,6 +195,18 @@ public struct DecisionReplay {
             return nil
         default:
             return try applyAction(event, reader: reader, judge: judge, fail)
+        }
+    }
+
+    /// An operator's event (a policy, a token, the relying party) as the engine writes it:
+    /// the operator as both actor and person, no device, and `org` where one is fixed (the
+    /// relying party is the store's). A device named there would put the event in that
+    /// device's audit; a person, in hers.
+    func requireOperatorEnvelope(_ event: Event, org: String?, _ fail: (String, String, LedgerError.Code?) -> Mismatch) throws {
+        guard event.person == event.actor, event.device == nil, org.map({ $0 == event.org }) ?? true else {
+            throw fail("operator.envelope", "a \(event.type.name) by \(event.actor) names person \(event.person)"
+                + (event.device.map { ", device \($0)" } ?? "") + (org.map { $0 == event.org ? "" : ", org \(event.org)" } ?? "")
+                + "; the engine records the operator as both\(org.map { ", org \($0)" } ?? ""), with no device", nil)
         }
     }
 }

@@ -159,6 +159,44 @@ import Testing
         #expect(try t.ledger.replayDecisions().mismatch?.rule == "store.created")
     }
 
+    /// Envelopes no command writes, re-chained into an export: a device on a proposal, an
+    /// auto-ship, a policy, a token or the relying party (it would list them in that device's
+    /// audit), and a person on an operator's event other than its actor (in her activity).
+    @Test func importRefusesAnEnvelopeTheEngineNeverWrites() throws {
+        let source = try Self.store(), l = source.ledger!
+        try l.run(.setPolicy(PolicyDocument(userVerification: []), org: "quinn-co"), now: t0.adding(milliseconds: 6000))
+        _ = try l.issueToken(org: "quinn-co", scope: .auditor, subject: nil, expiresAt: t0.adding(milliseconds: 86_400_000),
+                             now: t0.adding(milliseconds: 7000))
+        try l.run(.setRelyingParty(try RelyingParty(rpId: "ledger.example.com", origins: ["https://ledger.example.com"])),
+                  now: t0.adding(milliseconds: 8000))
+        let events = try l.read { r in try r.actionEvents("lo").map(\.event) }
+        let log = try l.read { r in var all: [Event] = []; try r.forEach { all.append($0.event); return true }; return all }
+        func seq(_ type: EventType) throws -> UInt64 { try #require(log.last { $0.type == type }).seq }
+        let cases: [(UInt64, String, (inout Event) -> Void)] = [
+            (events[0].seq, "action.propose", { $0.device = "iphone" }),
+            (events[1].seq, Policy.Rule.autoShip, { $0.device = "ghost" }),
+            (try seq(.policySet), "operator.envelope", { $0.device = "laptop" }),
+            (try seq(.policySet), "operator.envelope", { $0.person = "quinn" }),
+            (try seq(.tokenIssued), "operator.envelope", { $0.device = "laptop" }),
+            (try seq(.storeRelyingParty), "operator.envelope", { $0.org = "quinn-co" }),
+        ]
+        for (target, rule, change) in cases {
+            let path = try Self.exportRewriting(source) { e in
+                guard e.seq == target else { return e }
+                var forged = e
+                change(&forged)
+                return forged
+            }
+            let into = try TempLedger()
+            let e = expectLedgerError(.replayMismatch) { try into.ledger.importJSONL(path: path) }
+            #expect(e?.details["seq"] == .number(Double(target)) && e?.details["rule"] == .string(rule), "\(rule): \(String(describing: e))")
+        }
+        // Unchanged, the same export imports and replays clean.
+        let into = try TempLedger()
+        #expect(try into.ledger.importJSONL(path: try Self.exportRewriting(source)).seq == log.last!.seq)
+        #expect(try into.ledger.replayDecisions().mismatch == nil)
+    }
+
     @Test func replayNamesAnAutoShipThePolicyWouldNotMake() throws {
         let t = try TempLedger(), l = t.ledger!
         try l.run(.propose(proposal("m", stakes: .medium, confidence: 0.99)))
