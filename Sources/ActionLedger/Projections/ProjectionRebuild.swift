@@ -16,8 +16,6 @@ public struct RebuildOptions: Sendable {
     /// Entries of a chunk written per write transaction at most (its postings go with the
     /// last): bounds the pages one transaction dirties, which LMDB keeps in memory. At least 1.
     public var writePart = 16_384
-    /// Sleep between batches (tests use it to interrupt a rebuild mid-way).
-    public var pauseMilliseconds = 0
 
     public init(verify: Bool = false) { self.verify = verify }
 }
@@ -155,9 +153,6 @@ struct ShadowBuild: Sendable {
             }
             reached = step.checkpoint
             report(step.checkpoint, step.head, 0)
-            if options.pauseMilliseconds > 0, results.count < projections.count {
-                usleep(useconds_t(options.pauseMilliseconds * 1000))
-            }
         }
         return projections.compactMap { results[$0.name] }
     }

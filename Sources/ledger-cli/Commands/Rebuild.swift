@@ -32,9 +32,6 @@ struct Rebuild: LedgerSubcommand {
     @Option(name: .customLong("memory-mib"), help: ArgumentHelp("Memory a chunk may hold before it is written.", valueName: "MiB"))
     var memoryMiB = 16
 
-    @Option(name: .customLong("pause-ms"), help: .hidden)
-    var pauseMilliseconds = 0
-
     func execute() throws {
         // --verify folds into memory in a read snapshot: it writes nothing, so it opens read-only.
         let ledger = try global.open(write: !verify)
@@ -45,7 +42,6 @@ struct Rebuild: LedgerSubcommand {
             throw LedgerError(.invalidInput, "--memory-mib \(memoryMiB) is too large: at most \(Int.max >> 20)", details: ["field": "memory-mib"])
         }
         options.memoryBudget = memoryMiB << 20
-        options.pauseMilliseconds = pauseMilliseconds
         let meter = ProgressMeter(terminal: isatty(2) != 0)
         let started = ContinuousClock.now
         let results = try ledger.rebuild(projection.isEmpty ? nil : projection, options: options) { meter.report($0) }

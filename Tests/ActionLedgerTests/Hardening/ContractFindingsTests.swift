@@ -39,4 +39,26 @@ import Testing
         let imported = try fixture.ledger(["import", export], db: fixture.path("i.lmdb"))
         #expect(imported.status == 0, "\(imported.stderr)")
     }
+
+    /// No option is hidden from the help: a hidden `rebuild --pause-ms` (a test's way to slow
+    /// a rebuild) shipped in the binary, and a huge value trapped on an overflow.
+    @Test func theBinaryHasNoHiddenOptions() throws {
+        let dump = try LedgerProcess.run(["--experimental-dump-help"])
+        #expect(dump.status == 0)
+        var hidden: [String] = []
+        func walk(_ command: JSON, _ path: String) {
+            if case .array(let arguments)? = command["arguments"] {
+                for a in arguments where a["shouldDisplay"] == .bool(false) { hidden.append("\(path): \(a["valueName"] ?? .null)") }
+            }
+            if case .array(let subcommands)? = command["subcommands"] {
+                for s in subcommands where s["commandName"] != .string("help") {
+                    if case .string(let name)? = s["commandName"] { walk(s, path + " " + name) }
+                }
+            }
+        }
+        walk(try #require(try JSONParser.parse(dump.stdout)["command"]), "ledger")
+        #expect(hidden.isEmpty, "\(hidden)")
+        let paused = try fixture.ledger(["rebuild", "--pause-ms", "9223372036854775807"])
+        #expect(paused.status == 64 && !paused.signalled, "\(paused.status) \(paused.stderr)")
+    }
 }

@@ -7,17 +7,19 @@ import Testing
     @Test func rebuildWhileAnotherProcessAppends() throws {
         let t = try TempLedger()
         let l = t.ledger!
-        try fill(l, count: 2000)
+        // Enough events that the rebuild's 200 chunks (each a durable commit) are still
+        // running while the appends get going; the binary has no pause to slow it.
+        try fill(l, count: 20_000)
         let startHead = try l.read { try $0.head().seq }
-        let child = try LedgerProcess.start(["rebuild", "--db", t.path, "--json", "--batch-size", "100", "--pause-ms", "10"])
+        let child = try LedgerProcess.start(["rebuild", "--db", t.path, "--json", "--batch-size", "100"])
         defer { child.kill() }
-        // Appends paced well below the rebuild's pace (100 events a batch, every ~10 ms), so
-        // it catches up with a head that keeps moving instead of chasing it: appended as
-        // fast as possible, the rebuild only reached the head by luck (285 s in CI).
+        // Appends paced well below the rebuild's pace (100 events a chunk), so it catches up
+        // with a head that keeps moving instead of chasing it: appended as fast as
+        // possible, the rebuild only reached the head by luck (285 s in CI).
         var appended = 0
         let deadline = Date().addingTimeInterval(120)
         repeat {
-            try fill(l, count: 20, from: 10_000 + appended, person: "mia")
+            try fill(l, count: 20, from: 30_000 + appended, person: "mia")
             appended += 20
             usleep(20_000)
         } while child.isRunning && Date() < deadline
@@ -40,7 +42,7 @@ import Testing
         #expect(try liveMetas(l).values.allSatisfy { $0.checkpoint <= head && head - $0.checkpoint < l.registry.maxLag })
         #expect(try l.rebuild(options: RebuildOptions(verify: true)).allSatisfy { $0.difference == nil })
         let pending = try l.read { r in
-            try (0..<appended).filter { try r.actionState("p\(10_000 + $0)")?.status == .pending }.count
+            try (0..<appended).filter { try r.actionState("p\(30_000 + $0)")?.status == .pending }.count
         }
         #expect(try l.query { try $0.today(TodayQuery(person: "mia", now: t0.adding(milliseconds: Timestamp.day))) }.count == pending)
     }
@@ -71,7 +73,9 @@ import Testing
     @Test func killedRebuildResumesFromItsCheckpoint() throws {
         let t = try TempLedger()
         let l = t.ledger!
-        try fill(l, count: 1500)
+        // 300 chunks of 50, each a durable commit: far more than the polling below needs to
+        // see the shadow pass 400 and kill it (the binary has no pause to slow it).
+        try fill(l, count: 15_000)
         let head = try l.read { try $0.head().seq }
         let before = try liveMetas(l)
         // The entries' digests of the live state: what a resumed rebuild must arrive at.
@@ -80,7 +84,7 @@ import Testing
                 (p.name, try l.registry.store(for: p, meta: before[p.name]!, in: txn)!.entriesDigest())
             })
         }
-        let child = try LedgerProcess.start(["rebuild", "--db", t.path, "--batch-size", "50", "--pause-ms", "30"])
+        let child = try LedgerProcess.start(["rebuild", "--db", t.path, "--batch-size", "50"])
         defer { child.kill() }
         func shadows() throws -> [String: ProjectionMeta] {
             try l.environment.read { txn in
