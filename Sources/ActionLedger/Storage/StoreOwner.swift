@@ -28,7 +28,7 @@ public enum StoreOwner {
     }
 
     /// The refusal of `file`, of `uid`, beside `store`.
-    static func refusal(_ file: String, uid: uid_t, store: String) -> LedgerError {
+    public static func refusal(_ file: String, uid: uid_t, store: String) -> LedgerError {
         LedgerError(.invalidInput, "\(file) belongs to another user (uid \(uid), the store's owner is uid \(of(store))): a file "
             + "made by someone else beside the store controls its locks; remove it", details: ["field": "db"])
     }

@@ -95,7 +95,8 @@ public final class LedgerServer: Sendable {
             throw LedgerError(.invalidInput, "--\(name) \(value): expected at least 1", details: ["field": .string(name)])
         }
         // Beside the store itself (where a link --db leads): every name of it, one sessions file.
-        sessions = try SessionStore(path: SessionStore.path(beside: ledger.environment.path), responseRetention: configuration.responseRetention,
+        sessions = try SessionStore(path: SessionStore.path(beside: ledger.environment.path), store: ledger.environment.path,
+                                    responseRetention: configuration.responseRetention,
                                     now: try configuration.clock())
         authenticator = Authenticator(ledger: ledger, sessions: sessions)
         hub = try EventHub(ledger: ledger, pollInterval: configuration.pollInterval, heartbeat: configuration.heartbeat)

@@ -1,4 +1,5 @@
 import ActionLedger
+import CLMDB
 import Foundation
 
 /// The server's own state, in an LMDB file of its own beside the store (`NAME.sessions.lmdb`),
@@ -78,10 +79,19 @@ final class SessionStore: Sendable {
 
     /// Opens (or creates) the file at `path`; `now` dates the replay responses an older build
     /// stored without a time, so they too expire one retention from now.
-    init(path: String, responseRetention: Int64 = SessionStore.defaultResponseRetention, now: Timestamp) throws {
+    /// - parameter store: the store the server serves, whose owner the file belongs to.
+    init(path: String, store: String? = nil, responseRetention: Int64 = SessionStore.defaultResponseRetention, now: Timestamp) throws {
         var options = Environment.Options()
         options.mapSize = 16 << 20
-        environment = try Environment(path: path, options: options)
+        try Self.prepareFile(path, store: store)
+        do {
+            environment = try Environment(path: path, options: options)
+        } catch let e as LMDBError where e.code == MDB_INVALID {
+            // Not the store's damage: the sessions file is no LMDB file at all.
+            throw LedgerError(.invalidInput, "\(path) is not the server's sessions file (it is not an LMDB file): move it away; "
+                + "the server makes a new one", details: ["field": "db"])
+        }
+        try Self.requireNoLog(environment, path)
         self.responseRetention = responseRetention
         // The file the environment opened (a link there resolved).
         let fd = open(environment.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
