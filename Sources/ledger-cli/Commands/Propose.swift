@@ -28,7 +28,7 @@ struct Propose: LedgerSubcommand {
     func execute() throws {
         if let batch {
             // Parsed before the store is opened: a bad file touches nothing.
-            var (requests, lines) = try Self.parseBatch(try Output.read(batch), now: TimeRules.earliest)
+            var (requests, lines) = try Self.parseBatch(try Output.read(batch, limit: Output.batchLimit), now: TimeRules.earliest)
             let ledger = try global.open(write: true)
             let now = try global.now(ledger)
             for i in requests.indices { requests[i].now = now }

@@ -71,10 +71,15 @@ enum Output {
         return ExitCode(error.code.exitStatus)
     }
 
+    /// The most a `propose --batch` file may hold: its lines are one transaction's commands.
+    static let batchLimit = 64 << 20
+
     /// Reads a whole file, or stdin for `-`, with read(2) until end of file: FIFOs and
     /// `<(…)` process substitution work (they have no size to ask for up front), and a
-    /// failure names the OS reason.
-    static func read(_ path: String) throws -> [UInt8] {
+    /// failure names the OS reason. Past `limit` bytes it stops: a document is at most 1 MiB
+    /// (`/dev/zero` had the process allocate until it was killed, and the abort was then
+    /// reported as damage to the store).
+    static func read(_ path: String, limit: Int = JSONParser.maxBytes) throws -> [UInt8] {
         let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw LedgerError(.invalidInput, "cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { if fd != 0 { close(fd) } }
@@ -86,6 +91,9 @@ enum Output {
             if n < 0 {
                 if errno == EINTR { continue }
                 throw LedgerError(.invalidInput, "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            guard bytes.count + n <= limit else {
+                throw LedgerError(.invalidInput, "\(path == "-" ? "stdin" : path) is longer than \(limit) bytes, the most it may hold")
             }
             bytes.append(contentsOf: chunk[0..<n])
         }

@@ -61,4 +61,15 @@ import Testing
         let paused = try fixture.ledger(["rebuild", "--pause-ms", "9223372036854775807"])
         #expect(paused.status == 64 && !paused.signalled, "\(paused.status) \(paused.stderr)")
     }
+
+    /// An input file past what it may hold is refused as it is read: `/dev/zero` had the
+    /// process allocate until it aborted, which was then reported as damage to the store.
+    @Test func anEndlessInputFileIsRefusedNotReadIntoMemory() throws {
+        for args in [["propose", "/dev/zero"], ["propose", "--batch", "/dev/zero"], ["policy", "set", "/dev/zero", "--org", "o1"],
+                     ["checkpoint", "--key", "/dev/zero"], ["verify", "--checkpoint", "/dev/zero", "--pubkey", "/dev/zero"]] {
+            let out = try fixture.ledger(args + ["--json"])
+            #expect(out.status == LedgerError.Code.invalidInput.exitStatus && !out.signalled && out.stdout.contains("longer than"),
+                    "\(args): \(out.status) \(out.stdout.prefix(300))")
+        }
+    }
 }
