@@ -26,6 +26,9 @@ struct LedgerCLI: AsyncParsableCommand {
     /// Secures the standard descriptors before anything is opened (``StandardStreams``).
     static func main() async {
         StandardStreams.secure()
+        // A closed pipe (`ledger log | head -1`) is a failed write the command reports
+        // (storage_error, field stdout), not a death by SIGPIPE that says nothing.
+        signal(SIGPIPE, SIG_IGN)
         let arguments = CommandLine.arguments, environment = ProcessInfo.processInfo.environment
         FaultReport.install(arguments: arguments, environment: environment)
         // Before ArgumentParser runs: its help and usage errors are printed too, and must
@@ -36,6 +39,18 @@ struct LedgerCLI: AsyncParsableCommand {
         } catch let error as LedgerError {
             Self.exit(withError: Output.fail(error, json: json))
         } catch {}
-        await main(nil)
+        do {
+            var command = try parseAsRoot(nil)
+            if var async = command as? AsyncParsableCommand { try await async.run() } else { try command.run() }
+        } catch {
+            // Help and the like (exit 0): printed here, so that output lost (a full disk) is a
+            // failure, as for every command's answer, not ArgumentParser's silent success.
+            if exitCode(for: error) == .success, !(error is ExitCode) {
+                print(fullMessage(for: error))
+                do { try StandardStreams.flush() } catch let e as LedgerError { Self.exit(withError: Output.fail(e, json: json)) } catch {}
+                Self.exit()
+            }
+            Self.exit(withError: error)
+        }
     }
 }

@@ -72,4 +72,24 @@ import Testing
                     "\(args): \(out.status) \(out.stdout.prefix(300))")
         }
     }
+
+    /// Output that cannot be written is a failure the command reports: a closed pipe had
+    /// killed it with SIGPIPE (exit 141, no word), and help to a full disk had exited 0.
+    @Test func lostOutputIsAFailureNeverADeathOrASuccess() throws {
+        let closedPipe = """
+            import os, subprocess, sys
+            r, w = os.pipe(); os.close(r)
+            p = subprocess.run([sys.argv[1]] + sys.argv[3:] + ["--db", sys.argv[2]], stdout=w, stderr=subprocess.PIPE)
+            print(p.returncode); print(p.stderr.decode())
+            """
+        for args in [["log"], ["log", "--json"], ["today", "--person", "quinn"]] {
+            let out = try Child("/usr/bin/python3", ["-c", closedPipe, LedgerProcess.binary, fixture.db] + args).finish(within: 60)
+            #expect(out.stdout.hasPrefix("1\n") && out.stdout.contains("storage_error"), "\(args): \(out.stdout)")
+        }
+        for args in ["--help", "help show", "show --help", ""] {
+            let out = try Child("/bin/sh", ["-c", "exec \"$0\" \(args) > /dev/full", LedgerProcess.binary]).finish(within: 60)
+            #expect(out.status == LedgerError.Code.storage.exitStatus && out.stderr.contains("could not write"), "\(args): \(out.status)")
+        }
+        #expect(try LedgerProcess.run(["--help"]).status == 0)
+    }
 }
