@@ -18,20 +18,10 @@ struct Export: LedgerSubcommand {
         // store itself, its lock, a planted symlink) is never truncated by an export.
         let file = try out.map { try NewFile($0) }
         let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
-        let count = try ledger.exportJSONL { try Self.writeAll(file?.fd ?? 1, $0) }
+        let count = try ledger.exportJSONL { try NewFile.writeAll(file?.fd ?? 1, $0, "the export") }
         guard let file, let out else { return }
         try file.commit()
         if global.json { Output.json(["path": .string(out), "events": .number(Double(count))]) }
         else { Human.line("exported \(count) events to \(out)") }
-    }
-
-    private static func writeAll(_ fd: Int32, _ chunk: [UInt8]) throws {
-        var done = 0
-        while done < chunk.count {
-            let n = chunk.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw LedgerError(.storage, "cannot write the export: \(String(cString: strerror(errno)))") }
-            done += n
-        }
     }
 }

@@ -24,48 +24,32 @@ struct Keygen: LedgerSubcommand {
 }
 
 enum KeyFile {
-    /// Writes `PREFIX.key` (mode 0600) and `PREFIX.pub`, or neither: both names are checked
-    /// before either file is written, so a refusal leaves no orphan `.key`, and a race lost
-    /// for the `.pub` name (O_EXCL) takes the `.key` back.
+    /// Writes `PREFIX.key` (mode 0600) and `PREFIX.pub` (0644), each written whole under no
+    /// name (``NewFile``) and then linked to its own, never over an existing file: a kill
+    /// part-way had left a torn `.key` that no retry could replace ("keys are never
+    /// overwritten"). Both names are checked first; a kill in the instant between the two
+    /// links leaves the whole `.key` alone (its public half is in it).
+    /// - throws: `invalid_input` for a prefix that names no file (empty, or a folder:
+    ///   `dir/` had made the hidden `dir/.key`) or a name already taken.
     static func createPair(_ prefix: String, privateText: String, publicText: String) throws {
-        for path in [prefix + ".key", prefix + ".pub"] {
-            var st = stat()
-            if lstat(path, &st) == 0 {
-                throw LedgerError(.invalidInput, "\(path) already exists; keys are never overwritten", details: ["path": .string(path)])
-            }
+        guard !prefix.isEmpty, !prefix.hasSuffix("/"), !PathName.name(of: prefix).isEmpty else {
+            throw LedgerError(.invalidInput, "--out \(prefix.isEmpty ? "(empty)" : prefix): expected a file name prefix, such as "
+                + "keys/checkpoint", details: ["field": "out"])
         }
-        try create(prefix + ".key", privateText, mode: 0o600)
+        for path in [prefix + ".key", prefix + ".pub"] where NewFile.exists(path) {
+            throw LedgerError(.invalidInput, "\(path) already exists; keys are never overwritten", details: ["path": .string(path)])
+        }
+        let key = try NewFile(prefix + ".key"), pub = try NewFile(prefix + ".pub")
+        fchmod(pub.fd, 0o644)  // the public half is for anyone to read
+        // Unnamed until whole: a write that fails leaves nothing under either name.
+        try NewFile.writeAll(key.fd, Array(privateText.utf8), prefix + ".key (nothing was kept)")
+        try NewFile.writeAll(pub.fd, Array(publicText.utf8), prefix + ".pub (nothing was kept)")
+        try key.commit()
         do {
-            try create(prefix + ".pub", publicText, mode: 0o644)
+            try pub.commit()
         } catch {
             unlink(prefix + ".key")
             throw error
-        }
-    }
-
-    /// Creates `path` with `mode` from the start (never a moment world-readable), refusing
-    /// to overwrite an existing file.
-    static func create(_ path: String, _ text: String, mode: mode_t) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard fd >= 0 else {
-            throw LedgerError(.invalidInput, "cannot create \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        fchmod(fd, mode)  // exactly `mode`, whatever the umask: 0600 for a key, 0644 for its public half
-        let bytes = Array(text.utf8)
-        var written = 0
-        errno = 0  // a short write leaves it as it was: "short write", not an earlier call's reason
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            written += n
-        }
-        guard written == bytes.count, fsync(fd) == 0 else {
-            let reason = written < bytes.count && errno == 0 ? "short write" : String(cString: strerror(errno))
-            // Ours (O_EXCL): a half-written key would block every retry ("already exists").
-            unlink(path)
-            throw LedgerError(.storage, "cannot write \(path): \(reason); nothing was kept")
         }
     }
 }

@@ -62,6 +62,18 @@ final class NewFile {
         Environment.syncDirectory(of: destination)  // the new name survives a crash
     }
 
+    /// Writes all of `bytes` to `fd` (a partial write goes on; EINTR is retried).
+    /// - throws: `storage_error` naming `what` and the reason.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], _ what: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw LedgerError(.storage, "cannot write \(what): \(String(cString: strerror(errno)))") }
+            done += n
+        }
+    }
+
     /// Refuses a path no new file can be given: empty, ending in `/`, in a folder that does not
     /// exist, or with a name longer than the file system takes (checked up front, where the
     /// name would otherwise fail only once the work is done).

@@ -92,4 +92,24 @@ import Testing
         }
         #expect(try LedgerProcess.run(["--help"]).status == 0)
     }
+
+    /// A key pair's prefix must name a file: an empty one or a folder had made the hidden
+    /// `.key`/`.pub` there. The files are whole under their names, 0600 and 0644.
+    @Test func keygenTakesAFileNamePrefixOnly() throws {
+        let folder = fixture.path("keys")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for command in [["keygen"], ["devices", "keygen"]] {
+            for prefix in ["", folder + "/"] {
+                let out = try fixture.ledger(command + ["--out", prefix])
+                #expect(out.status == LedgerError.Code.invalidInput.exitStatus, "\(command) \(prefix): \(out.status) \(out.stderr)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).allSatisfy { !$0.hasPrefix(".") })
+            let prefix = folder + "/" + command.joined(separator: "-")
+            #expect(try fixture.ledger(command + ["--out", prefix]).status == 0)
+            for (suffix, mode) in [(".key", 0o600), (".pub", 0o644)] {
+                let attributes = try FileManager.default.attributesOfItem(atPath: prefix + suffix)
+                #expect(attributes[.posixPermissions] as? Int == mode && (attributes[.size] as? Int ?? 0) > 0, "\(prefix)\(suffix)")
+            }
+        }
+    }
 }
