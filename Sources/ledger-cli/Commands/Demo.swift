@@ -25,6 +25,9 @@ struct Demo: LedgerSubcommand {
         _ = try TimeRules.check(start, head: nil)
         _ = try TimeRules.check(end, head: nil)
         let path = global.path
+        // A path no store can be moved to (empty, a missing or unwritable folder) is refused
+        // now, not after the whole day was recorded beside it.
+        try NewFile.requireNewPath(path)
         let found = try DemoTarget.inspect(path)
         if case .demoStore(let events) = found, !fresh {
             throw LedgerError(.notEmpty, "\(path) already holds a demo store (\(events) events); use --fresh to "

@@ -84,6 +84,10 @@ final class NewFile {
         guard !destination.isEmpty, !destination.hasSuffix("/"), stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
             throw LedgerError(.invalidInput, "\(destination.isEmpty ? "an empty path" : destination) is not a file path in an existing folder")
         }
+        // A folder this user may not add a name to: the file would be made only to fail there.
+        guard access(dir, W_OK | X_OK) == 0 else {
+            throw LedgerError(.invalidInput, "\(destination): no file can be made in \(dir): \(String(cString: strerror(errno)))")
+        }
         let name = PathName.name(of: destination)
         let limit = pathconf(dir, Int32(_PC_NAME_MAX))
         guard name.utf8.count <= (limit > 0 ? limit : 255), destination.utf8.count < Int(PATH_MAX) else {

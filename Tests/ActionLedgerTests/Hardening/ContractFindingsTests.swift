@@ -112,4 +112,17 @@ import Testing
             }
         }
     }
+
+    /// A path no store can be moved to is refused before the day is recorded: `demo --db ''`
+    /// built the whole store beside it, then failed with `storage_error` and left a `-lock`.
+    @Test func demoRefusesAPathNoStoreCanTakeBeforeAnyWork() throws {
+        let folder = fixture.path("demo-here")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for db in ["", "no-such-folder/d.lmdb", "ends-in/"] {
+            let out = try Child("/bin/sh", ["-c", "cd \"$1\" && exec \"$0\" demo --db \"$2\" --json", LedgerProcess.binary, folder, db])
+                .finish(within: 60)
+            #expect(out.status == LedgerError.Code.invalidInput.exitStatus, "\(db): \(out.status) \(out.stdout)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+    }
 }
