@@ -22,8 +22,11 @@ struct Activity: LedgerSubcommand {
     var pageToken: String?
 
     func execute() throws {
+        try CommandRunner.requireName(person, option: "--person", field: "person")
         let ledger = try global.open(write: false)
-        let filter: Set<EventType>? = types.isEmpty ? nil : Set(try types.flatMap { $0.split(separator: ",") }.map { name in
+        // An empty name (`--type ''`) is no type: it had filtered everything out, answering nothing.
+        let names = types.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        let filter: Set<EventType>? = types.isEmpty ? nil : Set(try names.map { name in
             guard let t = EventType(name: String(name)) else {
                 throw LedgerError(.invalidInput, "--type: unknown event type \(name) (e.g. action.approved)")
             }

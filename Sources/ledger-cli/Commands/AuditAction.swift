@@ -13,6 +13,7 @@ struct AuditAction: LedgerSubcommand {
     var action: String
 
     func execute() throws {
+        try CommandRunner.requireName(action, option: "the action id", field: "action_id")
         let ledger = try global.open(write: false)
         let now = try time.resolve(global, ledger)
         let trail = try ledger.query { try $0.auditAction(action, now: now) }

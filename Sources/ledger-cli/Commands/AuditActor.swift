@@ -12,6 +12,8 @@ struct AuditActor: LedgerSubcommand {
     var actor: String
 
     func execute() throws {
+        // Not an identifier: `specialist:NAME` carries a specialist's name, which may hold spaces.
+        try CommandRunner.requireText(actor, option: "the actor", field: "actor", max: 128 + 11)
         try listing.run(.actor(actor), global: global)
     }
 }

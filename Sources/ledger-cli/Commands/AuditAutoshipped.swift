@@ -15,6 +15,7 @@ struct AuditAutoshipped: LedgerSubcommand {
     var person: String?
 
     func execute() throws {
+        try CommandRunner.requireName(person, option: "--person", field: "person")
         let ledger = try global.open(write: false)
         let now = try time.resolve(global, ledger)
         let w = try window.window(now: now, defaultSince: Timestamp.day)

@@ -12,6 +12,7 @@ struct AuditDevice: LedgerSubcommand {
     var device: String
 
     func execute() throws {
+        try CommandRunner.requireName(device, option: "the device id", field: "device")
         try listing.run(.device(device), global: global)
     }
 }

@@ -12,6 +12,7 @@ struct AuditDevices: LedgerSubcommand {
     var person: String?
 
     func execute() throws {
+        try CommandRunner.requireName(person, option: "--person", field: "person")
         let ledger = try global.open(write: false)
         let devices = try ledger.query { try $0.devices(person: person) }
         if global.json {

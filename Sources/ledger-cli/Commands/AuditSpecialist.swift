@@ -12,6 +12,7 @@ struct AuditSpecialist: LedgerSubcommand {
     var specialist: String
 
     func execute() throws {
+        try CommandRunner.requireText(specialist, option: "the specialist", field: "specialist", max: 256)
         try listing.run(.specialist(specialist), global: global)
     }
 }

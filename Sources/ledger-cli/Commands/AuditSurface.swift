@@ -12,6 +12,7 @@ struct AuditSurface: LedgerSubcommand {
     var surface: String
 
     func execute() throws {
+        try CommandRunner.requireName(surface, option: "the surface", field: "surface")
         try listing.run(.surface(surface), global: global)
     }
 }

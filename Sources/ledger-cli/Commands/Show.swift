@@ -14,6 +14,7 @@ struct Show: LedgerSubcommand {
     var now: String?
 
     func execute() throws {
+        try CommandRunner.requireName(action, option: "the action id", field: "action_id")
         let ledger = try global.open(write: false)
         let at = try now.map { try Clock.parse($0, option: "--now") } ?? global.now(ledger)
         let (state, events, policy) = try ledger.read { r in

@@ -22,6 +22,7 @@ struct Today: LedgerSubcommand {
     var offset = 0
 
     func execute() throws {
+        try CommandRunner.requireName(person, option: "--person", field: "person")
         let ledger = try global.open(write: false)
         let now = try time.resolve(global, ledger)
         guard pageToken == nil || offset == 0 else { throw LedgerError(.invalidInput, "give --page-token or --offset, not both") }

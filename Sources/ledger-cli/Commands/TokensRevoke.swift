@@ -16,6 +16,7 @@ struct TokensRevoke: LedgerSubcommand {
     @OptionGroup var who: OperatorOptions
 
     func execute() throws {
+        try CommandRunner.requireIdentifier(token, option: "the token id", field: "token_id")
         let ledger = try global.open(write: true)
         let record = try ledger.revokeToken(token, reason: reason, now: try global.now(ledger), actor: who.actor,
                                             commandId: who.commandId ?? CommandRequest.newCommandId())

@@ -18,6 +18,22 @@ enum CommandRunner {
         throw LedgerError(.invalidInput, "\(option) \(problem)", details: ["field": .string(field)])
     }
 
+    /// Refuses free text (a specialist's name, an actor) that is empty or longer than the
+    /// events hold: a query for it could only answer nothing, as if there were nothing to find.
+    static func requireText(_ value: String, option: String, field: String, max: Int) throws {
+        guard value.isEmpty || value.utf8.count > max else { return }
+        throw LedgerError(.invalidInput, "\(option) " + (value.isEmpty ? "must not be empty" : "is longer than \(max) bytes"),
+                          details: ["field": .string(field)])
+    }
+
+    /// Refuses a name a query looks for (a person, a device, an action, a surface) that no
+    /// event can hold: empty, or longer than an identifier. Its characters are not judged:
+    /// ids stored before the identifier rules stay readable (events.md).
+    static func requireName(_ value: String?, option: String, field: String) throws {
+        guard let value else { return }
+        try requireText(value, option: option, field: field, max: 128)
+    }
+
     /// Refuses, before any store is opened, a command naming an action, device, person or
     /// org that is no identifier, naming its option (Specs/cli.md).
     static func requireIdentifiers(_ command: Command) throws {

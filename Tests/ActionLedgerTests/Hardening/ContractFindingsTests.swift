@@ -125,4 +125,24 @@ import Testing
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
     }
+
+    /// A query for a name no event can hold (empty, or longer than an id) is refused, naming
+    /// the option: it had answered "nothing", as if there were nothing to find. (Characters
+    /// are not judged there: ids stored before the identifier rules stay readable.)
+    @Test func queriesRefuseNamesNoEventCanHold() throws {
+        let cases: [[String]] = [
+            ["today", "--person", ""], ["today", "--person", String(repeating: "p", count: 129)], ["activity", "--person", ""],
+            ["activity", "--person", "quinn", "--type", ""], ["audit", "devices", "--person", ""],
+            ["audit", "autoshipped", "--person", ""], ["audit", "actor", ""], ["audit", "specialist", ""],
+            ["audit", "surface", ""], ["audit", "device", ""], ["show", ""], ["audit", "action", ""], ["tokens", "revoke", ""],
+            ["tokens", "revoke", "tok a"],
+        ]
+        for args in cases {
+            let out = try fixture.ledger(args + ["--json"])
+            #expect(out.status == LedgerError.Code.invalidInput.exitStatus, "\(args): \(out.status) \(out.stdout)")
+        }
+        // Free text stays free: a specialist's name may hold a space.
+        #expect(try fixture.ledger(["audit", "specialist", "Mia Lee"]).status == 0)
+        #expect(try fixture.ledger(["audit", "actor", "specialist:Mia Lee"]).status == 0)
+    }
 }
