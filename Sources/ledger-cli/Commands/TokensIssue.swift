@@ -47,10 +47,21 @@ struct TokensIssue: LedgerSubcommand {
             guard case .object(var o) = issued.record.json else { return }
             o["secret"] = .string(issued.secret)
             Output.json(.object(o))
-            return
+        } else {
+            Human.line("issued \(issued.record.tokenId) (\(s.rawValue)\(issued.record.issue.subject.map { " as \($0)" } ?? ""), org \(org), "
+                + "expires \(issued.record.issue.expiresAt.iso8601)); its secret, shown only now:")
+            print(issued.secret)
         }
-        Human.line("issued \(issued.record.tokenId) (\(s.rawValue)\(issued.record.issue.subject.map { " as \($0)" } ?? ""), org \(org), "
-            + "expires \(issued.record.issue.expiresAt.iso8601)); its secret, shown only now:")
-        print(issued.secret)
+        // The secret is kept nowhere else: output that failed leaves a live token nobody holds,
+        // so the failure names it, for the operator to revoke.
+        do {
+            try StandardStreams.flush()
+        } catch let e as LedgerError {
+            let id = issued.record.tokenId
+            var details = e.details
+            details["token_id"] = .string(id)
+            throw LedgerError(e.code, e.message + "; token \(id) was issued but its secret is lost: revoke it "
+                + "(`ledger tokens revoke \(id)`)", details: details)
+        }
     }
 }

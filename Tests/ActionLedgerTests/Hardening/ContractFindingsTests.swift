@@ -145,4 +145,15 @@ import Testing
         #expect(try fixture.ledger(["audit", "specialist", "Mia Lee"]).status == 0)
         #expect(try fixture.ledger(["audit", "actor", "specialist:Mia Lee"]).status == 0)
     }
+
+    /// A token whose secret could not be printed is live and nobody holds it: the failure
+    /// names it, so the operator can revoke it (it had said only that stdout failed).
+    @Test func aTokenWhoseSecretIsLostIsNamedForRevocation() throws {
+        let out = try Child("/bin/sh", ["-c", "exec \"$0\" tokens issue --org o1 --scope auditor --db \"$1\" > /dev/full",
+                                        LedgerProcess.binary, fixture.db], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"])
+            .finish(within: 60)
+        #expect(out.status == LedgerError.Code.storage.exitStatus && out.stderr.contains("secret is lost"), "\(out.stderr)")
+        let id = try #require(out.stderr.split(separator: " ").first { $0.hasPrefix("tok-") }.map(String.init))
+        #expect(try fixture.ledger(["tokens", "revoke", id]).status == 0)
+    }
 }
