@@ -22,6 +22,9 @@ final class RebuildLock {
                 throw LedgerError(.invalidInput, "\(path) is a symbolic link: a rebuild creates its lock file only at its own "
                     + "name; remove it", details: ["field": "db"])
             }
+            if errno == EISDIR {
+                throw LedgerError(.invalidInput, "\(path) is not a plain file (a folder); remove it", details: ["field": "db"])
+            }
             throw LedgerError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))")
         }
         // As `-lock` is (StoreOwner): another user's, planted in a shared folder, could hold

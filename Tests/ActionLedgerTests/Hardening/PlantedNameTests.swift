@@ -21,6 +21,11 @@ import Testing
         }
         #expect(!FileManager.default.fileExists(atPath: target))
         unlink(fixture.db + "-rebuild.lock")
+        // A folder there is no plain file either (it had been a storage_error, "Is a directory").
+        #expect(mkdir(fixture.db + "-rebuild.lock", 0o700) == 0)
+        let folder = try fixture.ledger(["rebuild"])
+        #expect(folder.status == LedgerError.Code.invalidInput.exitStatus && folder.stderr.contains("not a plain file"), "\(folder.stderr)")
+        rmdir(fixture.db + "-rebuild.lock")
         #expect(try fixture.ledger(["rebuild"]).status == 0)
     }
 
