@@ -32,6 +32,11 @@ struct Verify: LedgerSubcommand {
     static let childVariable = "LEDGER_VERIFY_CHILD"
 
     func execute() throws {
+        // A key given with nothing to check against it would read as a proof that was never made.
+        if pubkey != nil, checkpoint == nil, fromCheckpoint == nil {
+            throw LedgerError(.invalidInput, "--pubkey checks the signature of --checkpoint or --from-checkpoint: give one of them",
+                              details: ["field": "pubkey"])
+        }
         if export == nil, ProcessInfo.processInfo.environment[Self.childVariable] == nil {
             try global.requireStore()
             return try scanInChild()
@@ -58,6 +63,8 @@ struct Verify: LedgerSubcommand {
             try global.requireStore()
             // Verification never writes: always MDB_RDONLY, whatever --read-only says.
             let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
+            // LEDGER_NOW on a production store is refused here as by every command (its clock is the system's).
+            _ = try global.now(ledger)
             report = try ledger.verify(VerifyOptions(deep: deep, checkpoint: cp, start: start)) { progress.show($0, $1) }
             // Deep: every device proof and key introduction against the key in force (statements.md §4),
             // and every projection against a refold of the log, as `rebuild --verify` compares

@@ -156,4 +156,18 @@ import Testing
         let id = try #require(out.stderr.split(separator: " ").first { $0.hasPrefix("tok-") }.map(String.init))
         #expect(try fixture.ledger(["tokens", "revoke", id]).status == 0)
     }
+
+    /// verify takes its clock as every command does: `LEDGER_NOW` on a production store is
+    /// refused (it had been ignored there); and a key with no checkpoint to check is refused,
+    /// not ignored as if something had been proven with it.
+    @Test func verifyRefusesATestClockOnAProductionStoreAndAKeyWithNothingToCheck() throws {
+        let production = fixture.path("production.lmdb")
+        #expect(try LedgerProcess.run(["init", "--db", production]).status == 0)
+        let clocked = try LedgerProcess.run(["verify", "--db", production], environment: ["LEDGER_NOW": "2026-11-22T09:00:00Z"])
+        #expect(clocked.status == LedgerError.Code.testClockOnly.exitStatus, "\(clocked.status) \(clocked.stderr)")
+        #expect(try LedgerProcess.run(["verify", "--db", production]).status == 0)
+        #expect(try fixture.ledger(["keygen", "--out", fixture.path("cp")]).status == 0)
+        let keyOnly = try fixture.ledger(["verify", "--pubkey", fixture.path("cp.pub")])
+        #expect(keyOnly.status == LedgerError.Code.invalidInput.exitStatus && keyOnly.stderr.contains("--checkpoint"), "\(keyOnly.stderr)")
+    }
 }
