@@ -115,9 +115,13 @@ enum CommandHandler {
         switch request.command {
         case .propose(let input):
             // An action past its expiry can no longer be decided (events.md), auto-ship included.
-            if let expires = input.proposal.expiresAt, expires <= now {
-                throw LedgerError(.invalidInput, "expires_at \(expires.iso8601) is not after the engine's time \(now.iso8601)",
-                                  details: ["field": "expires_at"])
+            if let expires = input.proposal.expiresAt, expires <= now || expires >= TimeRules.latest {
+                throw LedgerError(.invalidInput, "expires_at \(expires.iso8601) is not after the engine's time \(now.iso8601) "
+                    + "and before \(TimeRules.latest.iso8601), as every engine time is", details: ["field": "expires_at"])
+            }
+            if let at = input.proposal.scheduledFor, at < TimeRules.earliest || at >= TimeRules.latest {
+                throw LedgerError(.invalidInput, "scheduled_for \(at.iso8601) is outside 2000…2100, as every engine time is",
+                                  details: ["field": "scheduled_for"])
             }
             if try reader.hasAction(input.actionId) {
                 throw LedgerError(.duplicateAction, "action \(input.actionId) was already proposed",
@@ -175,8 +179,9 @@ enum CommandHandler {
         case .hold(let id, let deviceId, let until):
             let s = try action(id)
             let proof = try change(.hold, s, deviceId)
-            guard until > now else {
-                throw LedgerError(.invalidInput, "hold until \(until.iso8601) is not after now (\(now.iso8601))", details: ["field": "until"])
+            guard until > now, until < TimeRules.latest else {
+                throw LedgerError(.invalidInput, "hold until \(until.iso8601) is not after now (\(now.iso8601)) and before "
+                    + "\(TimeRules.latest.iso8601), as every engine time is", details: ["field": "until"])
             }
             try onAction(s, device: deviceId, .held(Hold(until: until, proof: proof)))
 

@@ -170,4 +170,21 @@ import Testing
         let keyOnly = try fixture.ledger(["verify", "--pubkey", fixture.path("cp.pub")])
         #expect(keyOnly.status == LedgerError.Code.invalidInput.exitStatus && keyOnly.stderr.contains("--checkpoint"), "\(keyOnly.stderr)")
     }
+
+    /// Times a command gives (an expiry, a schedule, a hold's end) stay within the engine's
+    /// 2000…2100, as a token's expiry does: a year past 9999 has no ISO-8601 form, and the
+    /// store's own export would then be refused.
+    @Test func timesACommandGivesStayWithinTheEnginesRange() throws {
+        let t = try TempLedger(), l = t.ledger!
+        try l.link("iphone")
+        let far = at("2200-01-01T00:00:00Z")
+        let expiring = expectLedgerError(.invalidInput) { try l.run(.propose(proposal("e1", expiresAt: far))) }
+        #expect(expiring?.details["field"] == "expires_at")
+        var scheduled = proposal("s1")
+        scheduled.proposal.scheduledFor = Timestamp(milliseconds: 300_000_000_000_000)
+        #expect(expectLedgerError(.invalidInput) { try l.run(.propose(scheduled)) }?.details["field"] == "scheduled_for")
+        try l.run(.propose(proposal("h1")))
+        #expect(expectLedgerError(.invalidInput) { try l.run(.hold(actionId: "h1", device: "iphone", until: far)) }?.details["field"] == "until")
+        try l.run(.hold(actionId: "h1", device: "iphone", until: at("2099-12-31T23:59:59Z")))
+    }
 }
