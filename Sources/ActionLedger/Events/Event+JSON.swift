@@ -34,9 +34,13 @@ extension Event {
         let at = try r.timestamp("at")
         // As every append requires (TimeRules): an export is checked as strictly as the log.
         guard at >= TimeRules.earliest, at < TimeRules.latest else { throw r.fail("at", "\(at.iso8601) is outside 2000…2100") }
-        let actor = try r.string("actor", max: FieldReader.Limit.id)
         // Ids are read as strictly as new input (Specs/events.md, Identifier); only the
-        // actor may carry a specialist's display name (`specialist:<name>`).
+        // actor may carry a specialist's display name (`specialist:<name>`), of up to a
+        // name's 256 bytes: a proposal's actor is its specialist's name, whatever its length.
+        let actor = try r.string("actor", max: Event.specialistPrefix.utf8.count + FieldReader.Limit.name)
+        if !actor.hasPrefix(Event.specialistPrefix), actor.utf8.count > FieldReader.Limit.id {
+            throw r.fail("actor", "is \(actor.utf8.count) bytes; the limit is \(FieldReader.Limit.id) (other than specialist:<name>)")
+        }
         let device = try r.optionalIdentifier("device")
         let commandId = try r.identifier("command_id")
         let org = try r.identifier("org")

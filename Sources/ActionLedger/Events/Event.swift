@@ -35,6 +35,8 @@ public struct Event: Sendable, Equatable {
 
     /// The actor recorded for decisions the policy takes by itself.
     public static let systemPolicyActor = "system:policy"
+    /// A proposal's actor is this, then its specialist's name.
+    public static let specialistPrefix = "specialist:"
 
     /// The event's type, e.g. `action.approved`.
     public var type: EventType { payload.type }

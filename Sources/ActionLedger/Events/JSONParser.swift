@@ -10,14 +10,18 @@ public struct JSONParser {
     private let bytes: [UInt8]
     private var i = 0
     private var depth = 0
+    private var depthLimit = JSONParser.maxDepth
 
     /// Parses one complete JSON document.
+    /// - parameter depthLimit: the deepest nesting taken: ``maxDepth`` for a document; an
+    ///   export line holds a document (an outcome) two levels down (the line, its `data`).
     /// - throws: ``LedgerError`` with code `invalid_input`.
-    public static func parse(_ bytes: some Collection<UInt8>) throws -> JSON {
+    public static func parse(_ bytes: some Collection<UInt8>, depthLimit: Int = maxDepth) throws -> JSON {
         guard bytes.count <= maxBytes else {
             throw LedgerError(.invalidInput, "document is \(bytes.count) bytes; the limit is \(maxBytes)")
         }
         var p = JSONParser(bytes: Array(bytes))
+        p.depthLimit = depthLimit
         p.skipSpace()
         let value = try p.value()
         p.skipSpace()
@@ -63,7 +67,7 @@ public struct JSONParser {
 
     private mutating func nest() throws {
         depth += 1
-        if depth > JSONParser.maxDepth { throw fail("nesting deeper than \(JSONParser.maxDepth)") }
+        if depth > depthLimit { throw fail("nesting deeper than \(depthLimit)") }
     }
 
     private mutating func object() throws -> JSON {

@@ -34,6 +34,10 @@ public struct ExportVerifier {
     public private(set) var chain: ChainVerifier
     /// The current line number (1-based).
     public private(set) var line = 0
+    /// The deepest nesting of a line: a document's (``JSONParser/maxDepth``, an outcome's),
+    /// two levels down (the line's object, its `data`). A line held to 32 had refused the
+    /// export of an outcome the engine took at 31 or 32.
+    static let lineDepth = JSONParser.maxDepth + 2
     /// Device keys and proofs, as `verify --deep` checks them (Specs/statements.md §4½).
     private var proofs = ProofScan()
     /// The checkpoint's size and time: it may not be dated before the event it covers.
@@ -54,7 +58,8 @@ public struct ExportVerifier {
         line += 1
         do {
             guard !bytes.isEmpty else { throw LedgerError(.invalidInput, "empty line") }
-            let json = try JSONParser.parse(bytes)
+            // The outcome an engine records is a document of up to 32 levels; its line wraps it in two more.
+            let json = try JSONParser.parse(bytes, depthLimit: Self.lineDepth)
             let event = try Event(json: json)
             guard case .string(let h)? = json["hash"] else {
                 throw LedgerError(.invalidInput, "field 'hash': is required (64 hex digits)", details: ["field": "hash"])

@@ -12,8 +12,9 @@ struct AuditActor: LedgerSubcommand {
     var actor: String
 
     func execute() throws {
-        // Not an identifier: `specialist:NAME` carries a specialist's name, which may hold spaces.
-        try CommandRunner.requireText(actor, option: "the actor", field: "actor", max: 128 + 11)
+        // Not an identifier: `specialist:NAME` carries a specialist's name (up to 256 bytes), which may hold spaces.
+        try CommandRunner.requireText(actor, option: "the actor", field: "actor",
+                                      max: actor.hasPrefix(Event.specialistPrefix) ? Event.specialistPrefix.utf8.count + 256 : 128)
         try listing.run(.actor(actor), global: global)
     }
 }

@@ -17,6 +17,7 @@ extension LedgerSubcommand {
     func run() throws {
         do {
             try Arguments.checkUTF8()
+            try Arguments.refuseRepeated(CommandLine.arguments)
             // Before any command opens the store, whichever way it opens it (verify, export and
             // backup open it themselves): its output must not be written over it.
             try StandardStreams.requireApart(from: global.path)
@@ -113,6 +114,28 @@ enum Arguments {
             if a.hasPrefix("--db=") { found = String(a.dropFirst(5)) }
         }
         return (found ?? environment["LEDGER_DB"] ?? "ledger.lmdb", options.contains("--json"))
+    }
+
+    /// The options a command takes several times (lists); every other is given once.
+    static let repeatable: Set<String> = ["--projection", "--origin", "--type", "--cors-origin", "--trusted-proxy"]
+    /// The flags (no value: given twice, they say the same thing). A test keeps both sets in
+    /// step with the commands' declarations.
+    static let flags: Set<String> = ["--allow-remote", "--csv", "--deep", "--failed", "--follow", "--fresh", "--help", "--json",
+                                     "--read-only", "--test-clock", "--user-verified", "--verify"]
+
+    /// Refuses an option given twice: ArgumentParser keeps the last, so `approve --device
+    /// phone … --device laptop` recorded the laptop, which the operator may not have meant.
+    /// Options end at `--`.
+    static func refuseRepeated(_ arguments: [String]) throws {
+        var seen: Set<Substring> = []
+        for a in arguments.dropFirst().prefix(while: { $0 != "--" }) where a.hasPrefix("--") {
+            let name = a.split(separator: "=", maxSplits: 1).first ?? Substring(a)
+            guard !repeatable.contains(String(name)), !flags.contains(String(name)) else { continue }
+            guard seen.insert(name).inserted else {
+                throw LedgerError(.invalidInput, "\(name) is given more than once: give it once",
+                                  details: ["field": .string(String(name.dropFirst(2)))])
+            }
+        }
     }
 
     /// Refuses an argument that is not valid UTF-8. Swift's `CommandLine.arguments` would

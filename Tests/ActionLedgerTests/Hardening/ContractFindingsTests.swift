@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ActionLedger
+@testable import ledger_cli
 
 /// What a conformance attack on the CLI found: input the engine took that its own log
 /// format refuses, and checks a command made too late or not at all.
@@ -186,5 +187,58 @@ import Testing
         try l.run(.propose(proposal("h1")))
         #expect(expectLedgerError(.invalidInput) { try l.run(.hold(actionId: "h1", device: "iphone", until: far)) }?.details["field"] == "until")
         try l.run(.hold(actionId: "h1", device: "iphone", until: at("2099-12-31T23:59:59Z")))
+    }
+
+    /// An option given twice is refused (ArgumentParser kept the last: `review --device d1
+    /// --device d2` recorded d2); lists and flags may repeat. The CLI's own lists of them match
+    /// what the commands declare.
+    @Test func anOptionGivenTwiceIsRefused() throws {
+        #expect(try fixture.ledger(["devices", "link", "d1", "--person", "p1", "--org", "o1", "--label", "L", "--platform", "ios"]).status == 0)
+        let before = try events()
+        let twice = try fixture.ledger(["devices", "revoke", "d1", "--reason", "lost", "--reason=stolen", "--json"])
+        #expect(twice.status == LedgerError.Code.invalidInput.exitStatus && twice.stdout.contains("\"field\":\"reason\""), "\(twice.stdout)")
+        #expect(try events() == before)
+        #expect(try fixture.ledger(["log", "--json", "--json"]).status == 0)
+        #expect(try fixture.ledger(["activity", "--person", "p1", "--type", "device.linked", "--type", "device.revoked"]).status == 0)
+        let dump = try JSONParser.parse(try LedgerProcess.run(["--experimental-dump-help"]).stdout)
+        var flags: Set<String> = [], repeating: Set<String> = []
+        func walk(_ c: JSON) {
+            if case .array(let arguments)? = c["arguments"] {
+                for a in arguments {
+                    guard case .array(let names)? = a["names"] else { continue }
+                    for n in names where n["kind"] == .string("long") {
+                        guard case .string(let name)? = n["name"] else { continue }
+                        if a["kind"] == .string("flag") { flags.insert("--" + name) }
+                        if a["kind"] == .string("option"), a["isRepeating"] == .bool(true) { repeating.insert("--" + name) }
+                    }
+                }
+            }
+            if case .array(let subcommands)? = c["subcommands"] { subcommands.forEach(walk) }
+        }
+        walk(try #require(dump["command"]))
+        #expect(flags == Arguments.flags && repeating == Arguments.repeatable, "flags \(flags), lists \(repeating)")
+    }
+
+    /// What the engine records, its export restores: a specialist's name of up to its 256
+    /// bytes makes an actor past an id's 128 (`specialist:NAME`), and an outcome document of
+    /// 32 levels sits two levels down in its export line. Import had refused both.
+    @Test func aLongSpecialistNameAndADeepOutcomeSurviveExportAndImport() throws {
+        let name = String(repeating: "é", count: 128)  // 256 bytes
+        let proposal = #"{"action_id":"a1","org":"o1","person":"p1","specialist":{"name":""# + name
+            + #"","agent":"ag"},"surface":"x","kind":"k","target":{"type":"t","id":"i"},"stakes":"low","confidence":0.1,"#
+            + #""preview":{"text":"x"},"rationale":""}"#
+        #expect(try fixture.ledger(["propose", "-"], stdin: proposal).status == 0)
+        #expect(try fixture.ledger(["devices", "link", "d1", "--person", "p1", "--org", "o1", "--label", "L", "--platform", "ios"]).status == 0)
+        #expect(try fixture.ledger(["approve", "a1", "--device", "d1"]).status == 0)
+        let deep = "{\"a\":" + String(repeating: "[", count: 31) + String(repeating: "]", count: 31) + "}"  // 32 levels
+        let executed = try fixture.ledger(["execute", "a1", "--outcome", deep])
+        #expect(executed.status == 0, "\(executed.stderr)")
+        let export = fixture.path("long.jsonl")
+        #expect(try fixture.ledger(["export", "--out", export]).status == 0)
+        #expect(try fixture.ledger(["verify", "--export", export]).status == 0)
+        let imported = try fixture.ledger(["import", export], db: fixture.path("long.lmdb"))
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try fixture.ledger(["log"], db: fixture.path("long.lmdb")).stdout == fixture.ledger(["log"]).stdout)
+        #expect(try fixture.ledger(["audit", "actor", "specialist:" + name]).stdout.contains("a1"))
     }
 }
