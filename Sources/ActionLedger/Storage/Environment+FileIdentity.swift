@@ -39,6 +39,14 @@ struct FileIdentity: Hashable {
 extension Environment {
     /// Refuses a write into a file that is no longer the one at ``path``.
     /// - throws: `storage`, naming the path, when it was replaced or removed since the open.
+    /// The status (`fstat`) of the data file LMDB opened: what a caller checks of the file
+    /// it got, whatever the path names by the time it looks.
+    public func openedFileStatus() -> stat? {
+        var fd: Int32 = -1, info = stat()
+        guard mdb_env_get_fd(env, &fd) == 0, fd >= 0, fstat(fd, &info) == 0 else { return nil }
+        return info
+    }
+
     func requireFileInPlace() throws {
         if let opened = openedFile {
             var info = stat()

@@ -11,26 +11,45 @@ extension SessionStore {
     /// file kept the owner's server out).
     /// - parameter store: the store it serves (its owner owns the file); nil: this user.
     /// - throws: `invalid_input` for a file that is not the server's to use.
-    static func prepareFile(_ path: String, store: String?) throws {
-        var info = stat()
-        if lstat(path, &info) == 0 {
-            guard info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else {
-                throw LedgerError(.invalidInput, "\(path) is not a plain file of one name (a link, or another kind): the server "
-                    + "keeps its sessions and responses there and would write them through it; remove it", details: ["field": "db"])
+    /// - returns: whether this call made the file (removed again when the start fails).
+    static func prepareFile(_ path: String, store: String?) throws -> Bool {
+        var info = stat(), made = false
+        if lstat(path, &info) != 0, errno == ENOENT {
+            let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            // Taken meanwhile (EEXIST: checked below as any other), or a folder it cannot
+            // write: LMDB's open decides and says why.
+            if fd >= 0 {
+                fchmod(fd, 0o600)
+                if let store { StoreOwner.give(fd, toOwnerOf: store) }
+                close(fd)
+                made = true
             }
-            // No store to compare with: the file must be this user's (or root's).
-            let accepted = store.map { StoreOwner.accepts(info.st_uid, beside: $0) } ?? (info.st_uid == 0 || info.st_uid == geteuid())
-            guard accepted else { throw StoreOwner.refusal(path, uid: info.st_uid, store: store ?? path) }
-            return
         }
-        guard errno == ENOENT else { return }  // LMDB's open says why
-        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        // Made meanwhile by another server (checked at its next start), or a folder it cannot
-        // write: LMDB's open decides and says why.
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        fchmod(fd, 0o600)
-        if let store { StoreOwner.give(fd, toOwnerOf: store) }
+        if lstat(path, &info) == 0 { try requireOwn(info, path, store: store) }
+        return made
+    }
+
+    /// The file LMDB opened, checked as ``prepareFile(_:store:)`` checked the name: the same
+    /// file (another user's put there between the check and the open is refused), plain, of
+    /// one name, the store owner's or root's.
+    static func requireOpenedOwn(_ environment: Environment, _ path: String, store: String?) throws {
+        var named = stat()
+        guard let opened = environment.openedFileStatus(), lstat(path, &named) == 0,
+              named.st_dev == opened.st_dev, named.st_ino == opened.st_ino else {
+            throw LedgerError(.invalidInput, "\(path) was replaced as the server opened it: another process is making or "
+                + "moving files beside the store; nothing was written", details: ["field": "db"])
+        }
+        try requireOwn(opened, path, store: store)
+    }
+
+    private static func requireOwn(_ info: stat, _ path: String, store: String?) throws {
+        guard info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else {
+            throw LedgerError(.invalidInput, "\(path) is not a plain file of one name (a link, or another kind): the server "
+                + "keeps its sessions and responses there and would write them through it; remove it", details: ["field": "db"])
+        }
+        // No store to compare with: the file must be this user's (or root's).
+        let accepted = store.map { StoreOwner.accepts(info.st_uid, beside: $0) } ?? (info.st_uid == 0 || info.st_uid == geteuid())
+        guard accepted else { throw StoreOwner.refusal(path, uid: info.st_uid, store: store ?? path) }
     }
 
     /// Refuses an environment at `path` that is no sessions store: an ActionLedger store

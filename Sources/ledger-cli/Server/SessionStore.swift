@@ -83,14 +83,17 @@ final class SessionStore: Sendable {
     init(path: String, store: String? = nil, responseRetention: Int64 = SessionStore.defaultResponseRetention, now: Timestamp) throws {
         var options = Environment.Options()
         options.mapSize = 16 << 20
-        try Self.prepareFile(path, store: store)
+        let made = try Self.prepareFile(path, store: store)
         do {
             environment = try Environment(path: path, options: options)
-        } catch let e as LMDBError where e.code == MDB_INVALID {
+        } catch {
+            if made { unlink(path) }  // its own empty file: a refused start leaves nothing behind
             // Not the store's damage: the sessions file is no LMDB file at all.
+            guard let e = error as? LMDBError, e.code == MDB_INVALID else { throw error }
             throw LedgerError(.invalidInput, "\(path) is not the server's sessions file (it is not an LMDB file): move it away; "
                 + "the server makes a new one", details: ["field": "db"])
         }
+        try Self.requireOpenedOwn(environment, path, store: store)
         try Self.requireNoLog(environment, path)
         self.responseRetention = responseRetention
         // The file the environment opened (a link there resolved).

@@ -65,4 +65,19 @@ import Testing
             #expect(owner.intValue == 65534, "\(file)")
         }
     }
+
+    /// The file LMDB opened is checked too, not only the name before it: another user's file
+    /// put there between the check and the open (a race a looping attacker won) is refused,
+    /// as is a name that no longer leads to the file opened.
+    @Test(.enabled(if: geteuid() == 0)) func theFileOpenedIsCheckedNotOnlyTheName() throws {
+        let environment = try Environment(path: sessions)
+        try SessionStore.requireOpenedOwn(environment, sessions, store: fixture.db)
+        #expect(chown(sessions, 65534, 65534) == 0)
+        #expect(expectLedgerError(.invalidInput) { try SessionStore.requireOpenedOwn(environment, sessions, store: fixture.db) }?
+            .message.contains("belongs to another user") == true)
+        let other = fixture.path("other")
+        #expect(FileManager.default.createFile(atPath: other, contents: Data()) && rename(other, sessions) == 0)
+        #expect(expectLedgerError(.invalidInput) { try SessionStore.requireOpenedOwn(environment, sessions, store: fixture.db) }?
+            .message.contains("was replaced") == true)
+    }
 }
