@@ -77,18 +77,28 @@ extension Environment {
         if lstat(lock, &info) == 0 { try requireUsable(lock, info, store: path) }
     }
 
-    /// Whether `PATH-lock` is a lock file left behind with no store at `path` that a new
+    /// Takes `PATH-lock` when it is a lock file left behind with no store at `path` that a new
     /// store there can take as its own: a plain file of one name, the running user's, that no
     /// process has open (LMDB sets a lock file up afresh when it opens one nobody holds). An
     /// `init` killed between making it and moving its store in, or a store removed without
     /// it, leaves one; anything else at that name (a link, another user's file, one in use)
     /// is no leftover.
-    public static func isLeftoverLockFile(for path: String) -> Bool {
+    /// Taken, it is made owner-only (0600), as a lock file the engine makes is: one left by a
+    /// store shared with a group (0660), or made under a loose umask, would let others write
+    /// the new store's writer mutex and reader table.
+    public static func takeLeftoverLockFile(for path: String) -> Bool {
         var info = stat()
         guard lstat(path, &info) != 0, errno == ENOENT else { return false }
-        guard lstat(path + "-lock", &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1,
-              info.st_uid == geteuid() else { return false }
-        return !isOpenElsewhere(path)
+        let lock = path + "-lock"
+        guard lstat(lock, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1,
+              info.st_uid == geteuid(), !isOpenElsewhere(path) else { return false }
+        let fd = open(lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var opened = stat()
+        // The file checked above, still (not one put at the name since).
+        guard fstat(fd, &opened) == 0, opened.st_dev == info.st_dev, opened.st_ino == info.st_ino else { return false }
+        return fchmod(fd, 0o600) == 0
     }
 
     /// Makes the lock file of the store about to be moved to `path` (`init`, `import`, `demo`),

@@ -26,7 +26,7 @@ struct Init: LedgerSubcommand {
         // file of the user's own left with no store (an init killed just before its move) is
         // the new store's to take.
         for path in [global.path, global.path + "-lock"] where NewFile.exists(path) {
-            if path != global.path, Environment.isLeftoverLockFile(for: global.path) { continue }
+            if path != global.path, Environment.takeLeftoverLockFile(for: global.path) { continue }
             throw LedgerError(.notEmpty, "\(path) already exists" + (path == global.path ? "" : " (in use, a link, or not yours)")
                 + "; init makes new stores only")
         }

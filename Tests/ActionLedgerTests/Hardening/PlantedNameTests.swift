@@ -96,7 +96,10 @@ import Testing
         let db = fixture.path("left.lmdb")
         #expect(try fixture.ledger(["init", "--test-clock"], db: db).status == 0)
         #expect(unlink(db) == 0 && FileManager.default.fileExists(atPath: db + "-lock"))
+        // Left open to others (a store shared with a group had it 0660): taken, it is owner-only again.
+        #expect(chmod(db + "-lock", 0o666) == 0)
         #expect(try fixture.ledger(["init", "--test-clock"], db: db).status == 0)
+        #expect(try FileManager.default.attributesOfItem(atPath: db + "-lock")[.posixPermissions] as? Int == 0o600)
         #expect(try fixture.ledger(["verify"], db: db).status == 0)
         #expect(unlink(db) == 0)
         // Held as LMDB holds it while a store is open: a shared lock on its first byte.
