@@ -20,6 +20,7 @@ struct Backup: LedgerSubcommand {
         if NewFile.exists(dest + "-lock") { throw LedgerError(.invalidInput, "\(dest)-lock already exists") }
         let file = try NewFile(dest)
         let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
+        try global.requireClock(ledger)
         try ledger.environment.copy(toDescriptor: file.fd, compact: true)
         try file.commit()
         // Read back without a lock file: none is made beside DEST (a symlink planted at

@@ -16,6 +16,7 @@ struct CheckpointCommand: LedgerSubcommand {
         let signingKey = try CheckpointSigningKey(json: JSONParser.parse(Output.read(key)))
         try global.requireStore()
         let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
+        try global.requireClock(ledger)
         let head = try ledger.read { try $0.head() }
         // Dated by the engine's clock, never before the head it signs (TimeRules: a clock
         // a few seconds behind is raised to the head's time, further behind is refused).

@@ -18,6 +18,7 @@ struct Export: LedgerSubcommand {
         // store itself, its lock, a planted symlink) is never truncated by an export.
         let file = try out.map { try NewFile($0) }
         let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
+        try global.requireClock(ledger)
         let count = try ledger.exportJSONL { try NewFile.writeAll(file?.fd ?? 1, $0, "the export") }
         guard let file, let out else { return }
         try file.commit()

@@ -63,8 +63,7 @@ struct Verify: LedgerSubcommand {
             try global.requireStore()
             // Verification never writes: always MDB_RDONLY, whatever --read-only says.
             let ledger = try Ledger(path: global.path, options: Ledger.Options(readOnly: true))
-            // LEDGER_NOW on a production store is refused here as by every command (its clock is the system's).
-            _ = try global.now(ledger)
+            try global.requireClock(ledger)
             report = try ledger.verify(VerifyOptions(deep: deep, checkpoint: cp, start: start)) { progress.show($0, $1) }
             // Deep: every device proof and key introduction against the key in force (statements.md §4),
             // and every projection against a refold of the log, as `rebuild --verify` compares

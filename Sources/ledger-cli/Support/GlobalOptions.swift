@@ -30,7 +30,16 @@ struct GlobalOptions: ParsableArguments {
             throw LedgerError(.readOnly, "this command writes; it cannot run with --read-only")
         }
         if !create { try requireStore() }
-        return try Ledger(path: path, options: Ledger.Options(readOnly: readOnly || !write, requireLog: !create))
+        let ledger = try Ledger(path: path, options: Ledger.Options(readOnly: readOnly || !write, requireLog: !create))
+        // Every command on a store not made for testing refuses LEDGER_NOW, whether or not it
+        // reads the clock: a reader that ignored it would let a script believe its time counted.
+        if !create { try requireClock(ledger) }
+        return ledger
+    }
+
+    /// Refuses `LEDGER_NOW` unless the store was created for testing (``now(_:)`` says why).
+    func requireClock(_ ledger: Ledger) throws {
+        if Clock.isSet { _ = try now(ledger) }
     }
 
     /// Refuses a path that holds no store: a missing path, a directory, an empty file
