@@ -48,6 +48,13 @@ import Testing
             let activity = try await client.call(.get, "/v1/audit/activity?person=quinn&type=action.approved", token: h.auditor)
             guard case .array(let steps)? = activity.json["items"] else { Issue.record("no items: \(activity.text)"); return }
             #expect(!steps.isEmpty && steps.allSatisfy { $0["proof_level"] == "asserted" && $0["uv_basis"] != nil }, "\(activity.text)")
+            // A name no event holds, or an empty type, is refused as the CLI refuses it, not answered empty.
+            let long = String(repeating: "p", count: 129)
+            for uri in ["/v1/audit/activity?person=", "/v1/audit/activity?person=\(long)", "/v1/audit/activity?person=quinn&type=",
+                        "/v1/audit/activity?person=quinn&type=action.approved,", "/v1/audit/autoshipped?person="] {
+                let refused = try await client.call(.get, uri, token: h.auditor)
+                #expect(refused.status == .badRequest && refused.code == "invalid_input", "\(uri): \(refused.status) \(refused.text)")
+            }
         }
     }
 
