@@ -22,10 +22,13 @@ final class RebuildLock {
                 throw LedgerError(.invalidInput, "\(path) is a symbolic link: a rebuild creates its lock file only at its own "
                     + "name; remove it", details: ["field": "db"])
             }
-            if errno == EISDIR {
-                throw LedgerError(.invalidInput, "\(path) is not a plain file (a folder); remove it", details: ["field": "db"])
+            let reason = String(cString: strerror(errno))
+            // Something there that is no plain file (a folder, a socket: open fails on them).
+            var there = stat()
+            if lstat(path, &there) == 0, there.st_mode & S_IFMT != S_IFREG {
+                throw LedgerError(.invalidInput, "\(path) is not a plain file; remove it", details: ["field": "db"])
             }
-            throw LedgerError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))")
+            throw LedgerError(.storage, "cannot open \(path): \(reason)")
         }
         // As `-lock` is (StoreOwner): another user's, planted in a shared folder, could hold
         // every rebuild off for good.

@@ -32,7 +32,7 @@ enum KeyFile {
     /// - throws: `invalid_input` for a prefix that names no file (empty, or a folder:
     ///   `dir/` had made the hidden `dir/.key`) or a name already taken.
     static func createPair(_ prefix: String, privateText: String, publicText: String) throws {
-        guard !prefix.isEmpty, !prefix.hasSuffix("/"), !PathName.name(of: prefix).isEmpty else {
+        guard !prefix.isEmpty, !prefix.hasSuffix("/"), !["", ".", ".."].contains(PathName.name(of: prefix)) else {
             throw LedgerError(.invalidInput, "--out \(prefix.isEmpty ? "(empty)" : prefix): expected a file name prefix, such as "
                 + "keys/checkpoint", details: ["field": "out"])
         }

@@ -100,7 +100,7 @@ import Testing
         let folder = fixture.path("keys")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for command in [["keygen"], ["devices", "keygen"]] {
-            for prefix in ["", folder + "/"] {
+            for prefix in ["", folder + "/", folder + "/.", folder + "/.."] {
                 let out = try fixture.ledger(command + ["--out", prefix])
                 #expect(out.status == LedgerError.Code.invalidInput.exitStatus, "\(command) \(prefix): \(out.status) \(out.stderr)")
             }

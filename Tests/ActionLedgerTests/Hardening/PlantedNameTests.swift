@@ -26,6 +26,13 @@ import Testing
         let folder = try fixture.ledger(["rebuild"])
         #expect(folder.status == LedgerError.Code.invalidInput.exitStatus && folder.stderr.contains("not a plain file"), "\(folder.stderr)")
         rmdir(fixture.db + "-rebuild.lock")
+        // Nor is a socket (open fails on it with ENXIO).
+        let socket = try Child("/usr/bin/python3", ["-c", "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])",
+                                                    fixture.db + "-rebuild.lock"]).finish(within: 30)
+        #expect(socket.status == 0, "\(socket.stderr)")
+        let bound = try fixture.ledger(["rebuild"])
+        #expect(bound.status == LedgerError.Code.invalidInput.exitStatus && bound.stderr.contains("not a plain file"), "\(bound.stderr)")
+        unlink(fixture.db + "-rebuild.lock")
         #expect(try fixture.ledger(["rebuild"]).status == 0)
     }
 
