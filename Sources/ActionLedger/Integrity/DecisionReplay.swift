@@ -65,6 +65,8 @@ public struct DecisionReplay {
     var expectedAutoShip: (actionId: String, commandId: String, rule: String, org: String)?
     /// Command ids of recorded refusals → their seq: no later event may reuse one.
     var refusedCommands: [String: UInt64] = [:]
+    /// Each issued token's org, and nil once revoked: a revocation is its token's org's, once.
+    var tokenOrgs: [String: String?] = [:]
     /// Each device's recorded refusals in the minute of its latest: the engine records at
     /// most ``RefusalRecorder/perMinute`` (policy.md §7).
     var refusalMinutes: [String: (minute: Int64, count: UInt32)] = [:]
@@ -175,9 +177,21 @@ public struct DecisionReplay {
             if judge { try requireOperatorEnvelope(event, org: StoreCreation.org, fail) }
             rp = r
             return nil
-        case .tokenIssued, .tokenRevoked:
+        case .tokenIssued(let t):
             // Who may call `ledger serve`: no decision rests on it, but who did it is the operator's.
             if judge { try requireOperatorEnvelope(event, org: nil, fail) }
+            tokenOrgs[t.tokenId] = .some(event.org)
+            return nil
+        case .tokenRevoked(let r):
+            // Recorded under its token's org (`tokens revoke` writes it so): another org's would
+            // list it in that org's audit. A token never issued, or revoked already, the engine refuses.
+            if judge {
+                guard case .some(.some(let org)) = tokenOrgs[r.tokenId] else {
+                    throw fail("operator.envelope", "a revocation of token \(r.tokenId), which was never issued or is revoked already")
+                }
+                try requireOperatorEnvelope(event, org: org, fail)
+            }
+            tokenOrgs[r.tokenId] = .some(nil)
             return nil
         case .policySet(let p):
             if judge { try requireOperatorEnvelope(event, org: nil, fail) }

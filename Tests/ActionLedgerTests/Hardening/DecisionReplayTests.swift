@@ -165,8 +165,9 @@ import Testing
     @Test func importRefusesAnEnvelopeTheEngineNeverWrites() throws {
         let source = try Self.store(), l = source.ledger!
         try l.run(.setPolicy(PolicyDocument(userVerification: []), org: "quinn-co"), now: t0.adding(milliseconds: 6000))
-        _ = try l.issueToken(org: "quinn-co", scope: .auditor, subject: nil, expiresAt: t0.adding(milliseconds: 86_400_000),
-                             now: t0.adding(milliseconds: 7000))
+        let token = try l.issueToken(org: "quinn-co", scope: .auditor, subject: nil, expiresAt: t0.adding(milliseconds: 86_400_000),
+                                     now: t0.adding(milliseconds: 7000))
+        try l.revokeToken(token.record.tokenId, now: t0.adding(milliseconds: 7500))
         try l.run(.setRelyingParty(try RelyingParty(rpId: "ledger.example.com", origins: ["https://ledger.example.com"])),
                   now: t0.adding(milliseconds: 8000))
         let events = try l.read { r in try r.actionEvents("lo").map(\.event) }
@@ -179,6 +180,7 @@ import Testing
             (try seq(.policySet), "operator.envelope", { $0.person = "quinn" }),
             (try seq(.tokenIssued), "operator.envelope", { $0.device = "laptop" }),
             (try seq(.storeRelyingParty), "operator.envelope", { $0.org = "quinn-co" }),
+            (try seq(.tokenRevoked), "operator.envelope", { $0.org = "other-co" }),
         ]
         for (target, rule, change) in cases {
             let path = try Self.exportRewriting(source) { e in
