@@ -168,6 +168,7 @@ import Testing
         let token = try l.issueToken(org: "quinn-co", scope: .auditor, subject: nil, expiresAt: t0.adding(milliseconds: 86_400_000),
                                      now: t0.adding(milliseconds: 7000))
         try l.revokeToken(token.record.tokenId, now: t0.adding(milliseconds: 7500))
+        try l.run(.hold(actionId: "hi", device: "iphone", until: t0.adding(milliseconds: 3_600_000)), now: t0.adding(milliseconds: 7800))
         try l.run(.setRelyingParty(try RelyingParty(rpId: "ledger.example.com", origins: ["https://ledger.example.com"])),
                   now: t0.adding(milliseconds: 8000))
         let events = try l.read { r in try r.actionEvents("lo").map(\.event) }
@@ -181,6 +182,12 @@ import Testing
             (try seq(.tokenIssued), "operator.envelope", { $0.device = "laptop" }),
             (try seq(.storeRelyingParty), "operator.envelope", { $0.org = "quinn-co" }),
             (try seq(.tokenRevoked), "operator.envelope", { $0.org = "other-co" }),
+            // Times past the engine's 2100, which no command takes.
+            (events[0].seq, "action.propose", { e in
+                if case .proposed(var p) = e.payload { p.expiresAt = at("2150-01-01T00:00:00Z"); e.payload = .proposed(p) } }),
+            (events[0].seq, "action.propose", { e in
+                if case .proposed(var p) = e.payload { p.scheduledFor = at("1990-01-01T00:00:00Z"); e.payload = .proposed(p) } }),
+            (try seq(.actionHeld), "action.hold", { $0.payload = .held(Hold(until: at("2150-01-01T00:00:00Z"))) }),
         ]
         for (target, rule, change) in cases {
             let path = try Self.exportRewriting(source) { e in
