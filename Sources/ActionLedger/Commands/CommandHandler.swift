@@ -266,6 +266,7 @@ enum CommandHandler {
                        .deviceKeyRotated(rotation))
 
         case .setRelyingParty(let rp):
+            try rp.requirePorts()
             // Store-wide, like store.created: proofs name no org's relying party.
             try append(actor: request.actor, device: nil, org: "store", person: request.actor, actionId: nil, .relyingParty(rp))
 

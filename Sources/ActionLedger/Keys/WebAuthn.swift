@@ -31,6 +31,22 @@ public struct RelyingParty: Sendable, Equatable {
         self.rpId = rpId
         self.origins = origins
     }
+
+    /// Refuses an origin whose port is no TCP port (0, past 65535, a leading zero): checked
+    /// on new settings only, as stored ones must stay readable. A browser never sends such an
+    /// origin, so no proof could ever match it.
+    /// - throws: `invalid_input` naming `origins`.
+    func requirePorts() throws {
+        for o in origins {
+            guard let colon = o.lastIndex(of: ":"), o[o.index(after: colon)...].allSatisfy(\.isNumber),
+                  o.distance(from: o.startIndex, to: colon) > 5 else { continue }  // the scheme's colon only
+            let port = o[o.index(after: colon)...]
+            guard !port.hasPrefix("0"), let n = Int(port), (1...65535).contains(n) else {
+                throw LedgerError(.invalidInput, "origin \"\(o)\": the port must be 1…65535, with no leading zero",
+                                  details: ["field": "origins"])
+            }
+        }
+    }
 }
 
 /// A WebAuthn assertion as a `webauthn` proof carries it (Specs/statements.md §2.4): the

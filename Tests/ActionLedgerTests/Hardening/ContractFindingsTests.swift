@@ -243,4 +243,15 @@ import Testing
         #expect(try fixture.ledger(["log"], db: fixture.path("long.lmdb")).stdout == fixture.ledger(["log"]).stdout)
         #expect(try fixture.ledger(["audit", "actor", "specialist:" + name]).stdout.contains("a1"))
     }
+
+    /// A relying party's origin names a TCP port a browser could send: 0, past 65535 or with
+    /// a leading zero is refused (no proof could ever match it); a usual one is taken.
+    @Test func aRelyingPartyOriginNamesARealPort() throws {
+        for port in ["65536", "0", "08443"] {
+            let out = try fixture.ledger(["relying-party", "set", "--rp-id", "example.com", "--origin", "https://example.com:" + port, "--json"])
+            #expect(out.status == LedgerError.Code.invalidInput.exitStatus && out.stdout.contains("origins"), "\(port): \(out.stdout)")
+        }
+        #expect(try fixture.ledger(["relying-party", "set", "--rp-id", "example.com", "--origin", "https://example.com:8443",
+                                    "--origin", "http://localhost:3000"]).status == 0)
+    }
 }
