@@ -182,12 +182,7 @@ import Testing
             (try seq(.tokenIssued), "operator.envelope", { $0.device = "laptop" }),
             (try seq(.storeRelyingParty), "operator.envelope", { $0.org = "quinn-co" }),
             (try seq(.tokenRevoked), "operator.envelope", { $0.org = "other-co" }),
-            // Times past the engine's 2100, which no command takes.
-            (events[0].seq, "action.propose", { e in
-                if case .proposed(var p) = e.payload { p.expiresAt = at("2150-01-01T00:00:00Z"); e.payload = .proposed(p) } }),
-            (events[0].seq, "action.propose", { e in
-                if case .proposed(var p) = e.payload { p.scheduledFor = at("1990-01-01T00:00:00Z"); e.payload = .proposed(p) } }),
-            (try seq(.actionHeld), "action.hold", { $0.payload = .held(Hold(until: at("2150-01-01T00:00:00Z"))) }),
+
         ]
         for (target, rule, change) in cases {
             let path = try Self.exportRewriting(source) { e in
