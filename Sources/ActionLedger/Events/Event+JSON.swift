@@ -38,8 +38,9 @@ extension Event {
         // actor may carry a specialist's display name (`specialist:<name>`), of up to a
         // name's 256 bytes: a proposal's actor is its specialist's name, whatever its length.
         let actor = try r.string("actor", max: Event.specialistPrefix.utf8.count + FieldReader.Limit.name)
-        if !actor.hasPrefix(Event.specialistPrefix), actor.utf8.count > FieldReader.Limit.id {
-            throw r.fail("actor", "is \(actor.utf8.count) bytes; the limit is \(FieldReader.Limit.id) (other than specialist:<name>)")
+        // Only a proposal's actor is its specialist's name; every other is held to an id's 128.
+        if type != .actionProposed || !actor.hasPrefix(Event.specialistPrefix), actor.utf8.count > FieldReader.Limit.id {
+            throw r.fail("actor", "is \(actor.utf8.count) bytes; the limit is \(FieldReader.Limit.id) (but for a proposal's specialist:<name>)")
         }
         let device = try r.optionalIdentifier("device")
         let commandId = try r.identifier("command_id")

@@ -62,15 +62,17 @@ public struct APIContext: RequestContext, RemoteAddressRequestContext {
     /// A path parameter that names free text (a specialist's name, an actor such as
     /// `specialist:Sasha Kim`, a surface: events.md allows 1–256 bytes), percent-decoded: no
     /// control characters; at most 1 KiB (a longer one names nothing anyway).
-    func pathText(_ name: String) throws -> String {
+    /// - parameter most: the longest name taken, in characters (a proposal's actor,
+    ///   `specialist:` and a name of 256, is longer than the 256 of other names).
+    func pathText(_ name: String, most: Int = 256) throws -> String {
         // Decoded byte for byte: Foundation's decoder drops a leading U+FEFF, which would
         // answer for another name.
         guard let text = Self.percentDecoded(try parameters.require(name)) else {
             throw Problem.invalid("\(name): bad percent-encoding or not UTF-8", field: name)
         }
-        guard (1...256).contains(text.unicodeScalars.count),
+        guard (1...most).contains(text.unicodeScalars.count),
               !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }) else {
-            throw Problem.invalid("\(name): 1–256 characters of text, no control characters", field: name)
+            throw Problem.invalid("\(name): 1–\(most) characters of text, no control characters", field: name)
         }
         return text
     }

@@ -254,4 +254,24 @@ import Testing
         #expect(try fixture.ledger(["relying-party", "set", "--rp-id", "example.com", "--origin", "https://example.com:8443",
                                     "--origin", "http://localhost:3000"]).status == 0)
     }
+
+    /// Only a proposal's actor may be a specialist's long name: on any other event an actor
+    /// past an id's 128 bytes is refused on import, as the engine refuses it on a command.
+    @Test func onlyAProposalsActorIsLong() throws {
+        let t = try TempLedger(), l = t.ledger!
+        try l.run(.propose(proposal("p1")))
+        let proposed = try #require(try l.read { try $0.actionEvents("p1").first })
+        let long = "specialist:" + String(repeating: "X", count: 200)
+        guard case .object(var o) = proposed.json else { Issue.record("no object"); return }
+        o["actor"] = .string(long)
+        #expect(throws: Never.self) { _ = try Event(json: .object(o)) }
+        o["type"] = .string("action.expired")
+        o["data"] = .object([:])
+        o["schema_version"] = .number(1)
+        let e = expectLedgerError(.invalidInput) { _ = try Event(json: .object(o)) }
+        #expect(e?.message.contains("actor") == true, "\(String(describing: e))")
+        // serve takes its options once too (it runs apart from the other commands' path).
+        let serve = try fixture.ledger(["serve", "--listen", "127.0.0.1:0", "--listen", "127.0.0.1:1"])
+        #expect(serve.status == LedgerError.Code.invalidInput.exitStatus && serve.stderr.contains("more than once"), "\(serve.stderr)")
+    }
 }

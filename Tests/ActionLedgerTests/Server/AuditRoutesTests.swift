@@ -55,6 +55,9 @@ import Testing
                 let refused = try await client.call(.get, uri, token: h.auditor)
                 #expect(refused.status == .badRequest && refused.code == "invalid_input", "\(uri): \(refused.status) \(refused.text)")
             }
+            // A proposal's actor is its specialist's name, up to 256: such an actor is asked for whole.
+            let actor = try await client.call(.get, "/v1/audit/actors/specialist:" + String(repeating: "S", count: 256), token: h.auditor)
+            #expect(actor.status == .ok, "\(actor.status) \(actor.text)")
         }
     }
 
