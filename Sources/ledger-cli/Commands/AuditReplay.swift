@@ -19,7 +19,10 @@ struct AuditReplay: LedgerSubcommand {
     var from: UInt64 = 1
 
     func execute() throws {
-        guard from >= 1 else { throw LedgerError(.invalidInput, "--from must be 1 or more") }
+        // At most 2^53 − 1, as the server takes it: a seq exact in every JSON client (a larger one printed rounded).
+        guard (1...9_007_199_254_740_991).contains(from) else {
+            throw LedgerError(.invalidInput, "--from must be 1…9007199254740991", details: ["field": "from"])
+        }
         let ledger = try global.open(write: false)
         let terminal = isatty(2) != 0
         let started = Date()

@@ -64,6 +64,15 @@ struct Query {
 
     func string(_ key: String) -> String? { request.uri.queryParameters.get(key) }
 
+    /// Refuses a query parameter given twice: which one counted would be the parser's choice
+    /// (the first had been used, silently), and no parameter here is a list given by repeating.
+    static func refuseRepeated(_ request: Request) throws {
+        var seen: Set<Substring> = []
+        for (key, _) in request.uri.queryParameters where !seen.insert(key).inserted {
+            throw Problem.invalid("\(key) is given more than once: give it once", field: String(key))
+        }
+    }
+
     func int(_ key: String, default value: Int, in range: ClosedRange<Int>) throws -> Int {
         guard let s = string(key) else { return value }
         // `Int` alone takes "+5": an integer here is an optional minus and digits, nothing else.

@@ -187,7 +187,9 @@ public final class LedgerServer: Sendable {
     ///   not JSON. A browser sends a `text/plain` or form body cross-origin without asking
     ///   first (no CORS preflight), so a body declared as anything but JSON is refused, not
     ///   parsed: the unauthenticated routes (pairing, sign-in) cannot be driven that way.
-    static func body(_ request: Request, _ context: APIContext) async throws -> JSON? {
+    /// - parameter depthLimit: the body's deepest nesting: a document's, or one more where
+    ///   the body wraps a document (an outcome), so that both doors take the same outcomes.
+    static func body(_ request: Request, _ context: APIContext, depthLimit: Int = JSONParser.maxDepth) async throws -> JSON? {
         var request = request
         // A declared length over the limit is refused before the body is read: a client that
         // waits on `Expect: 100-continue` learns it at once instead of uploading it all.
@@ -207,7 +209,7 @@ public final class LedgerServer: Sendable {
         }
         guard buffer.readableBytes > 0 else { return nil }
         try requireJSON(request)
-        return try JSONParser.parse(Array(buffer.readableBytesView))
+        return try JSONParser.parse(Array(buffer.readableBytesView), depthLimit: depthLimit)
     }
 
     func now() throws -> Timestamp { try configuration.clock() }

@@ -117,6 +117,7 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
 
     private func problems(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
+            try Query.refuseRepeated(request)
             return try await next(request, context)
         } catch let p as Problem {
             return try p.response(from: request, context: context)

@@ -136,7 +136,8 @@ import Testing
             ["activity", "--person", "quinn", "--type", ""], ["audit", "devices", "--person", ""],
             ["audit", "autoshipped", "--person", ""], ["audit", "actor", ""], ["audit", "specialist", ""],
             ["audit", "surface", ""], ["audit", "device", ""], ["show", ""], ["audit", "action", ""], ["tokens", "revoke", ""],
-            ["tokens", "revoke", "tok a"],
+            ["tokens", "revoke", "tok a"], ["audit", "replay", "--from", "9007199254740993"], ["audit", "actor", "quinn", "--since", "01h"],
+            ["audit", "actor", "quinn", "--since", "+1h"],
         ]
         for args in cases {
             let out = try fixture.ledger(args + ["--json"])

@@ -25,8 +25,13 @@ extension LedgerServer {
                 throw LedgerError(.orgMismatch, "person \(input.person) is not enrolled in org \(who.org): an operator links "
                     + "her device there first", details: ["person": .string(input.person), "org": .string(who.org)])
             }
-            let id = try LedgerServer.idempotencyKey(request) ?? input.commandId
-            return try await self.run(as: who, CommandRequest(.propose(input), commandId: id, now: try self.now()), status: .created)
+            let key = try LedgerServer.idempotencyKey(request)
+            // Both name the command id: two different ones are refused, as the CLI refuses them (the body's had been dropped).
+            if let key, let inBody = input.commandId, key != inBody {
+                throw Problem.invalid("Idempotency-Key \(key) differs from the proposal's command_id \(inBody)", field: "command_id")
+            }
+            return try await self.run(as: who, CommandRequest(.propose(input), commandId: key ?? input.commandId, now: try self.now()),
+                                      status: .created)
         }
         for step in Statement.Step.allCases {
             router.post("/v1/actions/:id/\(step.rawValue)") { request, context in
@@ -63,6 +68,9 @@ extension LedgerServer {
                 var proof: ProofInput?
                 if let p = f.raw("proof") {
                     proof = try ProofInput(json: p, claimedAt: try f.require("claimed_at", f.time), contentHash: seen)
+                } else if f.raw("claimed_at") != nil {
+                    // A time claimed for no proof would be dropped unread: refused, as the CLI refuses it.
+                    throw Problem.invalid("claimed_at goes with a proof", field: "claimed_at")
                 }
                 let commandId = try LedgerServer.idempotencyKey(request) ?? CommandRequest.newCommandId()
                 return try await self.run(as: who, CommandRequest(command, commandId: commandId, now: try self.now(), actor: "person", proof: proof))
@@ -72,7 +80,7 @@ extension LedgerServer {
             let who = try context.require(.specialist)
             let id = try context.pathId("id")
             let state = try self.action(id, visibleTo: nil, org: who.org)
-            let f = try Fields(try await LedgerServer.body(request, context), allowed: ["status", "outcome"])
+            let f = try Fields(try await LedgerServer.body(request, context, depthLimit: JSONParser.maxDepth + 1), allowed: ["status", "outcome"])
             let status = try f.require("status", f.string)
             guard status == "executed" || status == "failed" else { throw Problem.invalid("status: expected executed or failed", field: "status") }
             guard state.proposal.specialist.agent == who.subject else {
