@@ -45,6 +45,11 @@ public struct RelyingParty: Sendable, Equatable {
                 throw LedgerError(.invalidInput, "origin \"\(o)\": the port must be 1…65535, with no leading zero",
                                   details: ["field": "origins"])
             }
+            // A browser leaves the scheme's own port out of the origin it sends, and origins are compared as text.
+            if n == (o.hasPrefix("https:") ? 443 : 80) {
+                throw LedgerError(.invalidInput, "origin \"\(o)\": leave out the default port \(n); browsers send the origin without it",
+                                  details: ["field": "origins"])
+            }
         }
     }
 }

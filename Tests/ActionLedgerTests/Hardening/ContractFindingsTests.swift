@@ -248,7 +248,7 @@ import Testing
     /// A relying party's origin names a TCP port a browser could send: 0, past 65535 or with
     /// a leading zero is refused (no proof could ever match it); a usual one is taken.
     @Test func aRelyingPartyOriginNamesARealPort() throws {
-        for port in ["65536", "0", "08443"] {
+        for port in ["65536", "0", "08443", "443"] {
             let out = try fixture.ledger(["relying-party", "set", "--rp-id", "example.com", "--origin", "https://example.com:" + port, "--json"])
             #expect(out.status == LedgerError.Code.invalidInput.exitStatus && out.stdout.contains("origins"), "\(port): \(out.stdout)")
         }
