@@ -11,10 +11,10 @@ enum DeviceLinking {
         }
         try CommandHandler.requireOrg(org, of: person, boundTo: try reader.personOrg(person))
         for (name, v) in [("device", deviceId), ("person", person), ("org", org)] {
-            if let p = FieldReader.identifierProblem(v) { throw LedgerError(.invalidInput, "\(name) \(p)") }
+            if let p = FieldReader.identifierProblem(v) { throw LedgerError(.invalidInput, "\(name) \(p)", details: ["field": .string(name)]) }
         }
         guard !label.isEmpty, label.utf8.count <= FieldReader.Limit.name else {
-            throw LedgerError(.invalidInput, "label must be 1…\(FieldReader.Limit.name) bytes")
+            throw LedgerError(.invalidInput, "label must be 1…\(FieldReader.Limit.name) bytes", details: ["field": "label"])
         }
         if let existing = try reader.deviceState(deviceId) {
             // Device ids are one namespace across the store, so a taken id must be refused

@@ -253,7 +253,8 @@ extension Preview {
     init(fields: FieldReader) throws {
         var r = fields
         text = try r.string("text", max: FieldReader.Limit.text, allowEmpty: true)
-        assets = r.object["assets"] == nil ? 0 : try r.integer("assets", in: 0...1000)
+        // Absent or null (null counts as absent, events.md): none.
+        assets = r.raw("assets") == nil ? 0 : try r.integer("assets", in: 0...1000)
         price = try r.optionalNumber("price")
         if let price, price < 0 || price > 1_000_000 { throw r.fail("price", "must be within 0…1000000") }
         try r.finish()

@@ -25,7 +25,9 @@ struct Execute: LedgerSubcommand {
     var actor = "operator"
 
     func execute() throws {
-        let value = try JSONParser.parse(outcome)
+        // null counts as absent (events.md), as the server's body takes it: an empty outcome.
+        let parsed = try JSONParser.parse(outcome)
+        let value: JSON = parsed == .null ? .object(JSONObject()) : parsed
         try CommandRunner.run(.recordOutcome(actionId: action, succeeded: !failed, outcome: value),
                               commandId: commandId, actor: actor, global: global)
     }

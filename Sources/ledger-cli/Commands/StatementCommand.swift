@@ -47,7 +47,7 @@ struct StatementCommand: LedgerSubcommand {
         }
         if reason != nil, s != .dismiss { throw LedgerError(.invalidInput, "--reason does not go with step \(step)") }
         let seen = try contentHash.map { h -> Digest in
-            guard let d = Digest(hex: h) else { throw LedgerError(.invalidInput, "--content-hash: expected 64 hex digits") }
+            guard let d = Digest(hex: h) else { throw LedgerError(.invalidInput, "--content-hash: expected 64 hex digits", details: ["field": "content_hash"]) }
             return d
         }
         let command: Command

@@ -61,7 +61,7 @@ struct TapOptions: ParsableArguments {
     func seenContent() throws -> Digest? {
         guard let contentHash else { return nil }
         guard let d = Digest(hex: contentHash) else {
-            throw LedgerError(.invalidInput, "--content-hash: expected 64 hex digits")
+            throw LedgerError(.invalidInput, "--content-hash: expected 64 hex digits", details: ["field": "content_hash"])
         }
         return d
     }

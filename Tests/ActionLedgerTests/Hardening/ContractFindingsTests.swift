@@ -275,4 +275,23 @@ import Testing
         let serve = try fixture.ledger(["serve", "--listen", "127.0.0.1:0", "--listen", "127.0.0.1:1"])
         #expect(serve.status == LedgerError.Code.invalidInput.exitStatus && serve.stderr.contains("more than once"), "\(serve.stderr)")
     }
+
+    /// null counts as absent (events.md): a proposal's `assets: null` is none, and an
+    /// outcome of null is an empty one on the CLI as over HTTP; refusals name their field.
+    @Test func nullCountsAsAbsentAndRefusalsNameTheirField() throws {
+        let proposal = #"{"action_id":"n1","org":"o1","person":"p1","specialist":{"name":"S","agent":"ag"},"surface":"x","kind":"k","#
+            + #""target":{"type":"t","id":"i"},"stakes":"low","confidence":0.1,"preview":{"text":"x","assets":null},"rationale":""}"#
+        let proposed = try fixture.ledger(["propose", "-"], stdin: proposal)
+        #expect(proposed.status == 0, "\(proposed.stderr)")
+        #expect(try fixture.ledger(["devices", "link", "d1", "--person", "p1", "--org", "o1", "--label", "L", "--platform", "ios"]).status == 0)
+        #expect(try fixture.ledger(["approve", "n1", "--device", "d1"]).status == 0)
+        let executed = try fixture.ledger(["execute", "n1", "--outcome", "null"])
+        #expect(executed.status == 0, "\(executed.stderr)")
+        for (args, field) in [(["review", "n1", "--device", "d1", "--content-hash", "zz"], "content_hash"),
+                              (["devices", "link", "d2", "--person", "p1", "--org", "o1", "--label", "", "--platform", "ios"], "label")] {
+            let out = try fixture.ledger(args + ["--json"])
+            #expect(out.status == LedgerError.Code.invalidInput.exitStatus && out.stdout.contains("\"field\":\"\(field)\""),
+                    "\(args[0]): \(out.stdout)")
+        }
+    }
 }
