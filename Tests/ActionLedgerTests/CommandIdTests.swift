@@ -44,4 +44,25 @@ import Testing
         #expect(try t.ledger.read { try $0.head() } == head && first.events.count >= 1)
         #expect(try t.ledger.read { try $0.actionState("x2") } == nil)
     }
+
+    /// So is a dismissal, edit or hold retried with its reason, text or end changed: it had
+    /// been answered with the first one's result, the change dropped without a word.
+    @Test func aChangedDismissalEditOrHoldUnderAUsedIdIsJudgedAsAnotherCommand() throws {
+        let t = try TempLedger(), l = t.ledger!
+        try l.link("iphone")
+        for id in ["e1", "h1", "d1"] { try l.run(.propose(proposal(id))) }
+        try l.run(.edit(actionId: "e1", device: "iphone", text: "first"), commandId: "ed-1")
+        #expect(try l.run(.edit(actionId: "e1", device: "iphone", text: "first"), commandId: "ed-1").replayed)
+        let head = try l.read { try $0.head() }
+        let edited = try requireLedgerError(.invalidInput) { try l.run(.edit(actionId: "e1", device: "iphone", text: "second"), commandId: "ed-1") }
+        #expect(edited.details["field"] == "command_id")
+        try l.run(.hold(actionId: "h1", device: "iphone", until: t0.adding(milliseconds: 60_000)), commandId: "ho-1")
+        #expect(try l.run(.hold(actionId: "h1", device: "iphone", until: t0.adding(milliseconds: 60_000)), commandId: "ho-1").replayed)
+        expectLedgerError(.invalidInput) { try l.run(.hold(actionId: "h1", device: "iphone", until: t0.adding(milliseconds: 90_000)), commandId: "ho-1") }
+        try l.run(.dismiss(actionId: "d1", device: "iphone", reason: "no"), commandId: "di-1")
+        #expect(try l.run(.dismiss(actionId: "d1", device: "iphone", reason: "no"), commandId: "di-1").replayed)
+        // Without the id it would meet a decided action: that refusal, never the first result.
+        expectLedgerError(.alreadyDecided) { try l.run(.dismiss(actionId: "d1", device: "iphone", reason: "other"), commandId: "di-1") }
+        #expect(try l.read { try $0.head() }.seq == head.seq + 2)
+    }
 }

@@ -14,8 +14,19 @@ enum CommandReplay {
         }
         guard kind(of: command) == kind(of: first), command.actionId == first.actionId else { return false }
         switch command {
-        case .tap(_, _, let device, _, _), .dismiss(_, let device, _), .edit(_, let device, _), .hold(_, let device, _):
+        case .tap(_, _, let device, _, _):
             return first.device == device
+        // A change is the same command only with the same content: a retry whose reason, text
+        // or end changed is another command under a used id, never answered "done" with the old.
+        case .dismiss(_, let device, let reason):
+            if case .dismissed(let d) = first.payload { return first.device == device && d.reason == reason }
+            return false
+        case .edit(_, let device, let text):
+            if case .edited(let e) = first.payload { return first.device == device && e.preview.text == text }
+            return false
+        case .hold(_, let device, let until):
+            if case .held(let h) = first.payload { return first.device == device && h.until == until }
+            return false
         case .linkDevice(let device, let person, _, _, _), .linkKeyedDevice(let device, let person, _, _, _, _, _):
             if case .deviceLinked(let d) = first.payload { return d.device == device && first.person == person }
             return false
