@@ -36,6 +36,8 @@ struct LedgerCLI: AsyncParsableCommand {
         let (store, json) = Arguments.store(arguments, environment)
         do {
             try StandardStreams.requireApart(from: store)
+            // Every command's, `serve`'s included: which of two values counted would be ArgumentParser's choice.
+            try Arguments.refuseRepeated(arguments)
         } catch let error as LedgerError {
             Self.exit(withError: Output.fail(error, json: json))
         } catch {}

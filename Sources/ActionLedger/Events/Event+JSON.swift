@@ -37,7 +37,7 @@ extension Event {
         // Ids are read as strictly as new input (Specs/events.md, Identifier); only the
         // actor may carry a specialist's display name (`specialist:<name>`), of up to a
         // name's 256 bytes: a proposal's actor is its specialist's name, whatever its length.
-        let actor = try r.string("actor", max: Event.specialistPrefix.utf8.count + FieldReader.Limit.name)
+        let actor = try r.string("actor", max: Event.longestActor)
         // Only a proposal's actor is its specialist's name; every other is held to an id's 128.
         if type != .actionProposed || !actor.hasPrefix(Event.specialistPrefix), actor.utf8.count > FieldReader.Limit.id {
             throw r.fail("actor", "is \(actor.utf8.count) bytes; the limit is \(FieldReader.Limit.id) (but for a proposal's specialist:<name>)")

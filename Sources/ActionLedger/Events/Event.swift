@@ -37,6 +37,8 @@ public struct Event: Sendable, Equatable {
     public static let systemPolicyActor = "system:policy"
     /// A proposal's actor is this, then its specialist's name.
     public static let specialistPrefix = "specialist:"
+    /// The longest actor, in bytes: a proposal's, `specialist:` and a name of up to 256.
+    public static let longestActor = specialistPrefix.utf8.count + FieldReader.Limit.name
 
     /// The event's type, e.g. `action.approved`.
     public var type: EventType { payload.type }

@@ -88,11 +88,11 @@ struct FieldReader {
     /// Refuses a free-text reason (a dismissal's, a revocation's) longer than the event's
     /// field takes: checked where the command is judged, whoever sends it, so the log never
     /// holds an event its own export could not import.
-    /// - throws: `invalid_input` naming `field`.
-    static func requireReason(_ reason: String, field: String = "reason") throws {
+    /// - throws: `invalid_input` naming `reason`.
+    static func requireReason(_ reason: String) throws {
         guard reason.utf8.count <= Limit.rationale else {
-            throw LedgerError(.invalidInput, "\(field) is \(reason.utf8.count) bytes; the limit is \(Limit.rationale)",
-                              details: ["field": .string(field)])
+            throw LedgerError(.invalidInput, "reason is \(reason.utf8.count) bytes; the limit is \(Limit.rationale)",
+                              details: ["field": "reason"])
         }
     }
 

@@ -38,8 +38,8 @@ public struct RelyingParty: Sendable, Equatable {
     /// - throws: `invalid_input` naming `origins`.
     func requirePorts() throws {
         for o in origins {
-            guard let colon = o.lastIndex(of: ":"), o[o.index(after: colon)...].allSatisfy(\.isNumber),
-                  o.distance(from: o.startIndex, to: colon) > 5 else { continue }  // the scheme's colon only
+            // What follows `scheme://`: HOST, or HOST:PORT (the init took only digits there).
+            guard let scheme = o.range(of: "://"), let colon = o[scheme.upperBound...].lastIndex(of: ":") else { continue }
             let port = o[o.index(after: colon)...]
             guard !port.hasPrefix("0"), let n = Int(port), (1...65535).contains(n) else {
                 throw LedgerError(.invalidInput, "origin \"\(o)\": the port must be 1…65535, with no leading zero",

@@ -25,9 +25,7 @@ final class RebuildLock {
             let reason = String(cString: strerror(errno))
             // Something there that is no plain file (a folder, a socket: open fails on them).
             var there = stat()
-            if lstat(path, &there) == 0, there.st_mode & S_IFMT != S_IFREG {
-                throw LedgerError(.invalidInput, "\(path) is not a plain file; remove it", details: ["field": "db"])
-            }
+            if lstat(path, &there) == 0, there.st_mode & S_IFMT != S_IFREG { throw Self.notPlain(path) }
             throw LedgerError(.storage, "cannot open \(path): \(reason)")
         }
         // As `-lock` is (StoreOwner): another user's, planted in a shared folder, could hold
@@ -36,7 +34,7 @@ final class RebuildLock {
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, StoreOwner.accepts(info.st_uid, beside: ledgerPath) else {
             close(fd)
             throw info.st_mode & S_IFMT == S_IFREG ? StoreOwner.refusal(path, uid: info.st_uid, store: ledgerPath)
-                : LedgerError(.invalidInput, "\(path) is not a plain file; remove it", details: ["field": "db"])
+                : Self.notPlain(path)
         }
         if info.st_uid == geteuid() {
             // Owner read-write whatever the umask (0277 left it read-only: the next rebuild could not open it).
@@ -51,6 +49,11 @@ final class RebuildLock {
             }
             throw LedgerError(.storage, "cannot lock \(path): \(String(cString: strerror(code)))")
         }
+    }
+
+    /// Anything at the name that is no plain file (a folder, a socket, a FIFO).
+    private static func notPlain(_ path: String) -> LedgerError {
+        LedgerError(.invalidInput, "\(path) is not a plain file; remove it", details: ["field": "db"])
     }
 
     deinit {

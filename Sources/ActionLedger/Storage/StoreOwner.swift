@@ -30,6 +30,6 @@ public enum StoreOwner {
     /// The refusal of `file`, of `uid`, beside `store`.
     public static func refusal(_ file: String, uid: uid_t, store: String) -> LedgerError {
         LedgerError(.invalidInput, "\(file) belongs to another user (uid \(uid), the store's owner is uid \(of(store))): a file "
-            + "made by someone else beside the store controls its locks; remove it", details: ["field": "db"])
+            + "someone else made beside the store is not the store's to use (its locks, its sessions); remove it", details: ["field": "db"])
     }
 }

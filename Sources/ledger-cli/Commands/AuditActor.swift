@@ -14,7 +14,7 @@ struct AuditActor: LedgerSubcommand {
     func execute() throws {
         // Not an identifier: `specialist:NAME` carries a specialist's name (up to 256 bytes), which may hold spaces.
         try CommandRunner.requireText(actor, option: "the actor", field: "actor",
-                                      max: actor.hasPrefix(Event.specialistPrefix) ? Event.specialistPrefix.utf8.count + 256 : 128)
+                                      max: actor.hasPrefix(Event.specialistPrefix) ? Event.longestActor : 128)
         try listing.run(.actor(actor), global: global)
     }
 }

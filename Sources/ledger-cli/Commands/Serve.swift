@@ -47,7 +47,6 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         do {
             try Arguments.checkUTF8()
-            try Arguments.refuseRepeated(CommandLine.arguments)
             try StandardStreams.requireApart(from: global.path)  // as every LedgerSubcommand does
             try await serve()
         } catch let error as LedgerError {

@@ -17,7 +17,6 @@ extension LedgerSubcommand {
     func run() throws {
         do {
             try Arguments.checkUTF8()
-            try Arguments.refuseRepeated(CommandLine.arguments)
             // Before any command opens the store, whichever way it opens it (verify, export and
             // backup open it themselves): its output must not be written over it.
             try StandardStreams.requireApart(from: global.path)

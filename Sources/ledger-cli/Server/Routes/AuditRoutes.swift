@@ -42,7 +42,7 @@ extension LedgerServer {
         for (path, parameter, index) in listings {  // the path parameters as openapi names them
             router.getAndHead("/v1/audit/\(path)/:\(parameter)") { request, context in
                 let who = try context.require(.auditor)
-                let name = try context.pathText(parameter, most: path == "actors" ? Event.specialistPrefix.count + 256 : 256)
+                let name = try context.pathText(parameter, most: path == "actors" ? Event.longestActor : 256)
                 let q = Query(request: request)
                 let window = try self.window(q, defaultSince: nil)
                 let limit = try q.int("limit", default: 100, in: 1...10_000)
